@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs every Debian package tcost needs, on Debian 12 (bookworm).
+# Idempotent: when every package is already installed it only checks and exits.
+# Run as root (CI does) or with sudo available.
+set -euo pipefail
+
+# The one list of the project's system dependencies.
+PACKAGES=(
+  # toolchain
+  build-essential cmake ninja-build clang clang-format git
+  # data layer and CLI
+  zlib1g-dev nlohmann-json3-dev libcli11-dev libfmt-dev
+  # tests and benchmarks
+  libgtest-dev libgmock-dev libbenchmark-dev python3 python3-numpy
+  # models (LibTorch is ~35x slower at matmul without OpenBLAS)
+  libtorch-dev libopenblas0-pthread libgloo-dev libxgboost-dev
+  # measurement
+  libhalide14-0-dev
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+echo "install-deps: done"

@@ -1,0 +1,56 @@
+// tcost synth --out DIR --collection layout|tile --graphs N --configs C --seed S
+#include "cli/commands.h"
+#include "core/error.h"
+#include "core/synth.h"
+
+namespace tcost::cli {
+namespace {
+
+struct SynthCliOptions {
+  std::string out;
+  std::string collection = "layout";
+  SynthOptions synth;
+};
+
+void run_synth(SynthCliOptions o) {
+  if (o.collection == "layout") {
+    o.synth.collection = Collection::kLayout;
+  } else if (o.collection == "tile") {
+    o.synth.collection = Collection::kTile;
+  } else {
+    throw UsageError(
+        fmt::format("--collection: expected layout or tile, found '{}'", o.collection));
+  }
+  const SynthSummary s = write_synth_dataset(o.out, o.synth);
+  fmt::print("wrote {} {} graphs x {} configs to {} (train {}, valid {}, test {})\n",
+             s.train + s.valid + s.test, o.collection, o.synth.configs, o.out, s.train, s.valid,
+             s.test);
+}
+
+}  // namespace
+
+void register_synth(CLI::App& app) {
+  auto o = std::make_shared<SynthCliOptions>();
+  auto* cmd = app.add_subcommand("synth", "Write a synthetic dataset in the TpuGraphs schema");
+  cmd->add_option("--out", o->out, "Output directory (train/, valid/, test/ inside)")->required();
+  cmd->add_option("--collection", o->collection, "layout or tile")->capture_default_str();
+  cmd->add_option("--graphs", o->synth.graphs, "Graphs in all splits")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000000));
+  cmd->add_option("--configs", o->synth.configs, "Configurations per graph")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 10000000));
+  cmd->add_option("--seed", o->synth.seed, "Random seed")->capture_default_str();
+  cmd->add_option("--min-nodes", o->synth.min_nodes, "Fewest nodes per layout graph")
+      ->capture_default_str()
+      ->check(CLI::Range(6, 1000000));
+  cmd->add_option("--max-nodes", o->synth.max_nodes, "Most nodes per layout graph")
+      ->capture_default_str()
+      ->check(CLI::Range(6, 1000000));
+  cmd->add_option("--noise", o->synth.noise_sigma, "Log-normal measurement noise sigma")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->callback([o] { run_synth(*o); });
+}
+
+}  // namespace tcost::cli

@@ -1,0 +1,14 @@
+// Subcommands of the tcost CLI. Each registers its flags into its own options struct and sets
+// the callback that runs it; no logic lives in main.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace tcost::cli {
+
+void register_info(CLI::App& app);
+void register_score(CLI::App& app);
+void register_synth(CLI::App& app);
+void register_bench(CLI::App& app);
+
+}  // namespace tcost::cli

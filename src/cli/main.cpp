@@ -1,0 +1,43 @@
+// tcost: learned cost models for tensor compilers. One catch here maps errors to exit codes:
+// 0 success, 1 bad input, 2 bad usage, 3 internal error.
+#include <cstdio>
+#include <exception>
+
+#include "cli/commands.h"
+#include "core/error.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"tcost: learned cost models for tensor compilers"};
+  app.require_subcommand(1);
+  app.set_help_all_flag("--help-all", "Print help for all subcommands");
+  tcost::cli::register_info(app);
+  tcost::cli::register_score(app);
+  tcost::cli::register_synth(app);
+  tcost::cli::register_bench(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "tcost: error: %s (see tcost --help)\n", e.what());
+    return 2;
+  } catch (const tcost::UsageError& e) {
+    std::fprintf(stderr, "tcost: error: %s\n", e.what());
+    return 2;
+  } catch (const tcost::InputError& e) {
+    std::fprintf(stderr, "tcost: error: %s\n", e.what());
+    return 1;
+  } catch (const tcost::InternalError& e) {
+    std::fprintf(stderr, "tcost: %s\n", e.what());
+    return 3;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "tcost: error: out of memory\n");
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tcost: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,36 @@
+// Synthetic TpuGraphs-schema datasets: a test bed for models, not a substitute for real data.
+// The runtime model (documented in docs/synth.md) depends on op kinds, shapes and edges, on the
+// per-node configurations, on interactions between neighbouring nodes' configurations (a layout
+// mismatch across an edge costs a conversion) and on multiplicative measurement noise.
+//   SynthOptions       - sizes, seed, noise.
+//   make_synth_graph   - one graph with its configurations and runtimes.
+//   write_synth_dataset - <out>/{train,valid,test}/synth_<collection>_NNN.npz
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/graph.h"
+
+namespace tcost {
+
+struct SynthOptions {
+  Collection collection = Collection::kLayout;
+  int graphs = 40;    // graphs in all splits together
+  int configs = 200;  // configurations per graph
+  uint64_t seed = 1;
+  int min_nodes = 30;  // layout graphs: nodes per graph (tile graphs are a quarter)
+  int max_nodes = 120;
+  double noise_sigma = 0.02;  // log-normal measurement noise
+  double valid_fraction = 0.15;
+  double test_fraction = 0.15;
+};
+
+Graph make_synth_graph(const SynthOptions& options, int index);
+// Returns the number of files written per split {train, valid, test}.
+struct SynthSummary {
+  int train = 0, valid = 0, test = 0;
+};
+SynthSummary write_synth_dataset(const std::string& out_dir, const SynthOptions& options);
+
+}  // namespace tcost

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# End-to-end checks of the tcost CLI: exit codes, JSON output, numpy-written files, scoring.
+# usage: cli_test.sh TCOST PYTHON3
+set -u
+TCOST=$1
+PY=$2
+HERE=$(cd "$(dirname "$0")" && pwd)
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+pass=0
+fail=0
+check() {  # check NAME EXPECTED_RC COMMAND...
+  local name=$1 want=$2
+  shift 2
+  "$@" >"$W/out" 2>"$W/err"
+  local rc=$?
+  if [ "$rc" -eq "$want" ]; then
+    pass=$((pass + 1))
+  else
+    fail=$((fail + 1))
+    echo "FAIL: $name: exit $rc, expected $want"
+    head -5 "$W/out" "$W/err"
+  fi
+}
+expect_in() {  # expect_in NAME FILE TEXT
+  if grep -qF -- "$3" "$2"; then pass=$((pass + 1)); else
+    fail=$((fail + 1))
+    echo "FAIL: $1: '$3' not in $(head -c 400 "$2")"
+  fi
+}
+
+# Usage errors exit 2.
+check "no subcommand" 2 "$TCOST"
+check "unknown flag" 2 "$TCOST" info --bogus x
+check "bad collection" 2 "$TCOST" synth --out "$W/x" --collection nope
+check "bad graphs" 2 "$TCOST" synth --out "$W/x" --graphs 0
+expect_in "one line error" "$W/err" "graphs"
+check "help" 0 "$TCOST" --help
+
+# synth -> info
+check "synth layout" 0 "$TCOST" synth --out "$W/lay" --graphs 6 --configs 20 --seed 3
+check "synth tile" 0 "$TCOST" synth --out "$W/til" --collection tile --graphs 6 --configs 20
+check "info json" 0 "$TCOST" info --json "$W/lay"
+[ "$(wc -l <"$W/out")" -eq 6 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: info json lines"; }
+"$PY" - "$W/out" <<'PY' && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: info json keys"; }
+import json, sys
+for line in open(sys.argv[1]):
+    j = json.loads(line)
+    assert j["collection"] == "layout" and j["configs"] == 20 and j["config_nodes"] > 0
+    for k in ("file", "nodes", "edges", "configs", "config_nodes"):
+        assert k in j, k
+PY
+check "info tile" 0 "$TCOST" info --json "$W/til/train"
+expect_in "tile collection" "$W/out" '"collection":"tile"'
+expect_in "tile config_nodes" "$W/out" '"config_nodes":0'
+
+# numpy-written files, savez and savez_compressed, -1 and 0 padding
+mkdir -p "$W/np"
+"$PY" "$HERE/../scripts/write_tpugraphs.py" "$W/np"
+check "info numpy" 0 "$TCOST" info "$W/np"
+expect_in "numpy layout" "$W/out" "layout_compressed_zero_pad.npz"
+expect_in "numpy tile" "$W/out" "tile_savez.npz"
+
+# score: a perfect ranking (from true runtimes, via numpy) gives tau 1; reversed gives -1.
+"$PY" - "$W/lay/test" "$W/perfect.csv" "$W/reversed.csv" <<'PY'
+import glob, os, sys
+import numpy as np
+rows_p, rows_r = [], []
+for f in sorted(glob.glob(os.path.join(sys.argv[1], "*.npz"))):
+    rt = np.load(f)["config_runtime"]
+    order = np.argsort(rt, kind="stable")
+    stem = os.path.basename(f)[:-4]
+    rows_p.append(f"{stem},{';'.join(map(str, order))}")
+    rows_r.append(f"{stem},{';'.join(map(str, order[::-1]))}")
+open(sys.argv[2], "w").write("ID,TopConfigs\n" + "\n".join(rows_p) + "\n")
+open(sys.argv[3], "w").write("ID,TopConfigs\n" + "\n".join(rows_r) + "\n")
+PY
+check "score perfect" 0 "$TCOST" score --data "$W/lay/test" --pred "$W/perfect.csv" --json
+"$PY" -c 'import json,sys; j=json.load(open(sys.argv[1])); assert abs(j["mean_kendall_tau"]-1)<1e-9 and len(j["per_graph"])>0' "$W/out" \
+  && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: perfect tau"; cat "$W/out"; }
+check "score reversed" 0 "$TCOST" score --data "$W/lay/test" --pred "$W/reversed.csv" --json
+"$PY" -c 'import json,sys; j=json.load(open(sys.argv[1])); assert abs(j["mean_kendall_tau"]+1)<1e-9' "$W/out" \
+  && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: reversed tau"; cat "$W/out"; }
+check "score text" 0 "$TCOST" score --data "$W/lay/test" --pred "$W/perfect.csv"
+expect_in "score mean" "$W/out" "mean kendall_tau=1.0000"
+printf 'ID,TopConfigs\nlayout_savez,1;3;0;2\nlayout_compressed_zero_pad,1;3;0;2\n' >"$W/np.csv"
+check "score numpy files" 0 "$TCOST" score --data "$W/np/layout_savez.npz" --pred <(head -2 "$W/np.csv") --json
+expect_in "numpy perfect" "$W/out" '"mean_kendall_tau":1.0'
+
+# Bad input exits 1 with one line naming the problem.
+printf 'not a zip' >"$W/bad.npz"
+check "corrupt file" 1 "$TCOST" info "$W/bad.npz"
+expect_in "corrupt names file" "$W/err" "bad.npz"
+[ "$(wc -l <"$W/err")" -eq 1 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: one error line"; }
+head -c 300 "$W/np/tile_savez.npz" >"$W/trunc.npz"
+check "truncated file" 1 "$TCOST" info "$W/trunc.npz"
+check "missing file" 1 "$TCOST" info "$W/none.npz"
+printf 'ID,TopConfigs\nlayout_savez,1;3;9\n' >"$W/oor.csv"
+check "out of range pred" 1 "$TCOST" score --data "$W/np/layout_savez.npz" --pred "$W/oor.csv"
+expect_in "oor message" "$W/err" "out of range"
+
+echo "cli: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
