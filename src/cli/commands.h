@@ -10,5 +10,6 @@ void register_info(CLI::App& app);
 void register_score(CLI::App& app);
 void register_synth(CLI::App& app);
 void register_bench(CLI::App& app);
+void register_model_commands(CLI::App& app);  // train, eval, rank
 
 }  // namespace tcost::cli

@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   tcost::cli::register_score(app);
   tcost::cli::register_synth(app);
   tcost::cli::register_bench(app);
+  tcost::cli::register_model_commands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

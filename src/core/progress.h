@@ -14,6 +14,8 @@ class Progress {
   ~Progress();
   void update(int64_t done, const std::string& note = "");
   void finish();
+  // Shows the line again after finish() (e.g. after a printed epoch summary).
+  void resume() { finished_ = false; }
 
  private:
   std::string label_;

@@ -140,8 +140,7 @@ ScoreReport score_submission(const std::vector<std::string>& files,
       throw InputError(fmt::format("{}: ID '{}' appears twice", pred_path, r.id));
     }
   }
-  ScoreReport report;
-  std::vector<double> taus, opas, s1, s5, s10;
+  std::vector<GraphScore> scores;
   for (const auto& [stem, path] : file_of) {
     auto it = row_of.find(stem);
     if (it == row_of.end()) {
@@ -175,7 +174,16 @@ ScoreReport score_submission(const std::vector<std::string>& files,
       s.slowdown_5 = slowdown_at_k(cost, truth, std::min<int64_t>(5, s.listed));
       s.slowdown_10 = slowdown_at_k(cost, truth, std::min<int64_t>(10, s.listed));
     }
-    if (g.collection == Collection::kLayout) {
+    scores.push_back(std::move(s));
+  }
+  return summarize_scores(std::move(scores));
+}
+
+ScoreReport summarize_scores(std::vector<GraphScore> per_graph) {
+  ScoreReport report;
+  std::vector<double> taus, opas, s1, s5, s10;
+  for (const GraphScore& s : per_graph) {
+    if (s.collection == Collection::kLayout) {
       ++report.layout_graphs;
       taus.push_back(s.kendall_tau);
       opas.push_back(s.opa);
@@ -185,8 +193,8 @@ ScoreReport score_submission(const std::vector<std::string>& files,
       s5.push_back(s.slowdown_5);
       s10.push_back(s.slowdown_10);
     }
-    report.per_graph.push_back(std::move(s));
   }
+  report.per_graph = std::move(per_graph);
   report.mean_kendall_tau = mean_ignoring_nan(taus);
   report.mean_opa = mean_ignoring_nan(opas);
   report.mean_slowdown_1 = mean_ignoring_nan(s1);

@@ -48,5 +48,7 @@ ScoreReport score_submission(const std::vector<std::string>& files,
 
 // Scores one graph from predicted costs (lower = faster); shared by `score` and `eval`.
 GraphScore score_graph(const Graph& g, const std::vector<double>& predicted_cost);
+// Counts and means (NaN-skipping) over per-graph scores.
+ScoreReport summarize_scores(std::vector<GraphScore> per_graph);
 
 }  // namespace tcost

@@ -1,0 +1,179 @@
+// tcost train / eval / rank: thin wrappers over the training layer (train/api.h).
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <numeric>
+
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "core/dataset.h"
+#include "core/error.h"
+#include "core/submission.h"
+#include "train/api.h"
+
+namespace tcost::cli {
+namespace {
+
+nlohmann::json num(double v) { return std::isnan(v) ? nlohmann::json() : nlohmann::json(v); }
+
+void print_report(const ScoreReport& r, bool json) {
+  if (json) {
+    nlohmann::json per = nlohmann::json::array();
+    for (const auto& s : r.per_graph) {
+      nlohmann::json j = {
+          {"id", s.id}, {"collection", collection_name(s.collection)}, {"configs", s.configs}};
+      if (s.collection == Collection::kLayout) {
+        j["kendall_tau"] = num(s.kendall_tau);
+        j["opa"] = num(s.opa);
+      } else {
+        j["slowdown_1"] = num(s.slowdown_1);
+        j["slowdown_5"] = num(s.slowdown_5);
+        j["slowdown_10"] = num(s.slowdown_10);
+      }
+      per.push_back(j);
+    }
+    nlohmann::json out = {{"per_graph", per}, {"graphs", r.per_graph.size()}};
+    out["mean_kendall_tau"] = r.layout_graphs > 0 ? num(r.mean_kendall_tau) : nlohmann::json();
+    if (r.layout_graphs > 0) out["mean_opa"] = num(r.mean_opa);
+    if (r.tile_graphs > 0) {
+      out["mean_slowdown_1"] = num(r.mean_slowdown_1);
+      out["mean_slowdown_5"] = num(r.mean_slowdown_5);
+      out["mean_slowdown_10"] = num(r.mean_slowdown_10);
+    }
+    std::cout << out.dump() << '\n';
+    return;
+  }
+  for (const auto& s : r.per_graph) {
+    if (s.collection == Collection::kLayout) {
+      fmt::print("{:<40} configs={:<6} kendall_tau={:.4f} opa={:.4f}\n", s.id, s.configs,
+                 s.kendall_tau, s.opa);
+    } else {
+      fmt::print("{:<40} configs={:<6} slowdown@1={:.4f} @5={:.4f} @10={:.4f}\n", s.id, s.configs,
+                 s.slowdown_1, s.slowdown_5, s.slowdown_10);
+    }
+  }
+  if (r.layout_graphs > 0) {
+    fmt::print("mean over {} layout graphs: kendall_tau={:.4f} opa={:.4f}\n", r.layout_graphs,
+               r.mean_kendall_tau, r.mean_opa);
+  }
+  if (r.tile_graphs > 0) {
+    fmt::print("mean over {} tile graphs: slowdown@1={:.4f} @5={:.4f} @10={:.4f}\n", r.tile_graphs,
+               r.mean_slowdown_1, r.mean_slowdown_5, r.mean_slowdown_10);
+  }
+}
+
+struct RankOptions {
+  std::string model;
+  std::string graph;  // a .npz file or a directory of them
+  int64_t top = 0;    // 0 = all
+  std::string csv;    // write the competition CSV here
+  int chunk = 256;
+};
+
+void run_rank(const RankOptions& o) {
+  std::vector<SubmissionRow> rows;
+  for (const auto& f : list_npz_files(o.graph)) {
+    const auto cost = train::predict_costs(o.model, f, o.chunk);
+    std::vector<int64_t> order(cost.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int64_t a, int64_t b) { return cost[a] < cost[b]; });
+    if (o.top > 0 && static_cast<int64_t>(order.size()) > o.top)
+      order.resize(static_cast<size_t>(o.top));
+    SubmissionRow row{std::filesystem::path(f).stem().string(), order};
+    if (o.csv.empty()) {
+      fmt::print("{}: {}\n", row.id, fmt::join(row.top_configs, " "));
+    }
+    rows.push_back(std::move(row));
+  }
+  if (rows.empty()) throw InputError(fmt::format("{}: no .npz files", o.graph));
+  if (!o.csv.empty()) {
+    write_submission(o.csv, rows);
+    fmt::print("wrote {} rows to {}\n", rows.size(), o.csv);
+  }
+}
+
+}  // namespace
+
+void register_model_commands(CLI::App& app) {
+  auto t = std::make_shared<train::TrainOptions>();
+  auto* train =
+      app.add_subcommand("train", "Train a cost model on DIR/train, validating on DIR/valid");
+  train->add_option("--data", t->data, "Dataset root with train/ and valid/")->required();
+  train->add_option("--model", t->model, "gcn-baseline | sage | tgraph | xgb")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"gcn-baseline", "sage", "tgraph", "xgb"}));
+  train->add_option("--out", t->out, "Best checkpoint (also OUT.resume, OUT.log.jsonl)")
+      ->required();
+  train->add_option("--epochs", t->epochs, "Epochs")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+  train->add_option("--configs", t->configs_per_step, "Configurations per graph per step")
+      ->capture_default_str()
+      ->check(CLI::Range(2, 100000));
+  train->add_option("--loss", t->loss, "listmle | hinge | mse | auto")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"listmle", "hinge", "mse", "auto"}));
+  train->add_option("--lr", t->lr, "Peak learning rate (AdamW)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 10.0));
+  train->add_option("--weight-decay", t->weight_decay, "AdamW weight decay")->capture_default_str();
+  train->add_option("--warmup", t->warmup, "Warm-up fraction of steps")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  train->add_option("--clip", t->clip, "Gradient-norm clip")->capture_default_str();
+  train->add_option("--patience", t->patience, "Early-stopping patience (epochs)")
+      ->capture_default_str();
+  train->add_option("--seed", t->seed, "Random seed")->capture_default_str();
+  train->add_option("--hidden", t->hidden, "Width (0 = model default)")->capture_default_str();
+  train->add_option("--layers", t->layers, "Message-passing layers (0 = default 2)")
+      ->capture_default_str();
+  train->add_option("--hops", t->prune_hops, "tgraph pruning hops (-1 = no pruning)")
+      ->check(CLI::Range(-1, 16));
+  train->add_flag("!--no-cross-attention", t->cross_attention,
+                  "tgraph: disable cross-configuration attention");
+  train->add_option("--threads", t->threads, "Threads (0 = all cores)")->capture_default_str();
+  train
+      ->add_option("--valid-configs", t->max_valid_configs,
+                   "Validation configs per graph (0 = all)")
+      ->capture_default_str();
+  train->add_flag("--resume", t->resume, "Continue from OUT.resume");
+  train->add_option("--log", t->log, "JSON-lines training log (default OUT.log.jsonl)");
+  train->add_flag("--quiet", t->quiet, "No per-epoch lines");
+  train->callback([t] { train::train_model(*t); });
+
+  auto e = std::make_shared<train::EvalOptions>();
+  auto json = std::make_shared<bool>(false);
+  auto* eval = app.add_subcommand("eval", "Evaluate a checkpoint on a dataset split");
+  eval->add_option("--model", e->model, "Checkpoint")->required();
+  eval->add_option("--data", e->data, "Dataset root (or a directory/file of .npz)")->required();
+  eval->add_option("--split", e->split, "train | valid | test")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"train", "valid", "test"}));
+  eval->add_option("--chunk", e->chunk, "Configurations per forward pass")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000000));
+  eval->add_option("--threads", e->threads, "Threads (0 = all cores)");
+  eval->add_flag("--json", *json, "One JSON object with mean_kendall_tau and per_graph");
+  eval->callback([e, json] { print_report(train::evaluate_model(*e), *json); });
+
+  auto r = std::make_shared<RankOptions>();
+  auto* rank =
+      app.add_subcommand("rank", "Rank the configurations of graphs, predicted fastest first");
+  rank->add_option("--model", r->model, "Checkpoint")->required();
+  rank->add_option("--graph", r->graph, "A .npz file or a directory of them")->required();
+  rank->add_option("--top", r->top, "Keep the K fastest (0 = all)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1 << 30));
+  rank->add_option("--csv", r->csv,
+                   "Write the competition CSV (ID,TopConfigs) that `tcost score` reads");
+  rank->add_option("--chunk", r->chunk, "Configurations per forward pass")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000000));
+  rank->callback([r] { run_rank(*r); });
+}
+
+}  // namespace tcost::cli

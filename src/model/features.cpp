@@ -1,0 +1,207 @@
+#include "model/features.h"
+
+#include <cmath>
+
+#include "core/error.h"
+#include "core/prune.h"
+#include "core/tpugraphs_io.h"
+
+namespace tcost::model {
+namespace {
+
+torch::Tensor signed_log1p(const torch::Tensor& x) {
+  return torch::sign(x) * torch::log1p(torch::abs(x));
+}
+
+torch::Tensor from_floats(const std::vector<float>& v, std::vector<int64_t> shape) {
+  return torch::from_blob(const_cast<float*>(v.data()), shape, torch::kFloat32).clone();
+}
+
+torch::Tensor from_ints(const std::vector<int32_t>& v) {
+  return torch::from_blob(const_cast<int32_t*>(v.data()), {static_cast<int64_t>(v.size())},
+                          torch::kInt32)
+      .to(torch::kInt64);
+}
+
+}  // namespace
+
+Normalizer Normalizer::fit(const std::vector<std::string>& files, int64_t max_configs) {
+  return fit_each(
+      files.size(), [&](size_t i) { return load_graph(files[i]); }, max_configs);
+}
+
+Normalizer Normalizer::fit(const std::vector<Graph>& graphs, int64_t max_configs) {
+  return fit_each(
+      graphs.size(), [&](size_t i) { return graphs[i]; }, max_configs);
+}
+
+Normalizer Normalizer::fit_each(size_t count_graphs, const std::function<Graph(size_t)>& get,
+                                int64_t max_configs) {
+  if (count_graphs == 0)
+    throw InputError("cannot fit feature statistics: the training split is empty");
+  Normalizer n;
+  torch::Tensor sum, sq, tsum, tsq;
+  double count = 0, tcount = 0, lsum = 0, lsq = 0, lcount = 0;
+  for (size_t i = 0; i < count_graphs; ++i) {
+    Graph g = get(i);
+    if (i == 0) {
+      n.collection = g.collection;
+      n.node_feat_width = g.node_feat_width;
+      n.config_feat_width = g.config_feat_width;
+      sum = torch::zeros({g.node_feat_width}, torch::kFloat64);
+      sq = torch::zeros_like(sum);
+      tsum = torch::zeros({g.config_feat_width}, torch::kFloat64);
+      tsq = torch::zeros_like(tsum);
+    }
+    if (g.collection != n.collection || g.node_feat_width != n.node_feat_width ||
+        g.config_feat_width != n.config_feat_width) {
+      throw InputError(fmt::format(
+          "{}: a {} graph with feature widths {}/{} in a dataset of {} "
+          "graphs with widths {}/{}",
+          g.source, collection_name(g.collection), g.node_feat_width, g.config_feat_width,
+          collection_name(n.collection), n.node_feat_width, n.config_feat_width));
+    }
+    g = subsample_configs(g, max_configs, 17);
+    const auto x = signed_log1p(from_floats(g.node_feat, {g.num_nodes, g.node_feat_width}))
+                       .to(torch::kFloat64);
+    sum += x.sum(0);
+    sq += (x * x).sum(0);
+    count += static_cast<double>(g.num_nodes);
+    if (g.collection == Collection::kTile) {
+      const auto c =
+          torch::log1p(
+              from_floats(g.config_feat, {g.num_configs, g.config_feat_width}).clamp_min(0))
+              .to(torch::kFloat64);
+      tsum += c.sum(0);
+      tsq += (c * c).sum(0);
+      tcount += static_cast<double>(g.num_configs);
+    }
+    for (int64_t c = 0; c < g.num_configs; ++c) {
+      const double l = std::log(g.target(c));
+      lsum += l;
+      lsq += l * l;
+      lcount += 1;
+    }
+  }
+  auto finish = [](const torch::Tensor& s, const torch::Tensor& q, double k, torch::Tensor& mean,
+                   torch::Tensor& std) {
+    mean = (s / k);
+    std = (q / k - mean * mean).clamp_min(0).sqrt();
+    std = torch::where(std < 1e-6, torch::ones_like(std), std);  // constant columns pass through
+    mean = mean.to(torch::kFloat32);
+    std = std.to(torch::kFloat32);
+  };
+  finish(sum, sq, count, n.node_mean, n.node_std);
+  if (n.collection == Collection::kTile) {
+    finish(tsum, tsq, tcount, n.tile_mean, n.tile_std);
+  } else {
+    n.tile_mean = torch::zeros({n.config_feat_width});
+    n.tile_std = torch::ones({n.config_feat_width});
+  }
+  n.log_target_mean = lsum / lcount;
+  n.log_target_std = std::max(
+      1e-6, std::sqrt(std::max(0.0, lsq / lcount - n.log_target_mean * n.log_target_mean)));
+  return n;
+}
+
+void Normalizer::save(torch::serialize::OutputArchive& a) const {
+  a.write("collection", torch::tensor(static_cast<int64_t>(collection)));
+  a.write("node_feat_width", torch::tensor(node_feat_width));
+  a.write("config_feat_width", torch::tensor(config_feat_width));
+  a.write("node_mean", node_mean);
+  a.write("node_std", node_std);
+  a.write("tile_mean", tile_mean);
+  a.write("tile_std", tile_std);
+  a.write("log_target", torch::tensor({log_target_mean, log_target_std}, torch::kFloat64));
+}
+
+Normalizer Normalizer::load(torch::serialize::InputArchive& a) {
+  Normalizer n;
+  torch::Tensor t;
+  a.read("collection", t);
+  n.collection = t.item<int64_t>() == 0 ? Collection::kLayout : Collection::kTile;
+  a.read("node_feat_width", t);
+  n.node_feat_width = t.item<int64_t>();
+  a.read("config_feat_width", t);
+  n.config_feat_width = t.item<int64_t>();
+  a.read("node_mean", n.node_mean);
+  a.read("node_std", n.node_std);
+  a.read("tile_mean", n.tile_mean);
+  a.read("tile_std", n.tile_std);
+  a.read("log_target", t);
+  n.log_target_mean = t[0].item<double>();
+  n.log_target_std = t[1].item<double>();
+  if (n.node_mean.numel() != n.node_feat_width || n.tile_mean.numel() != n.config_feat_width) {
+    throw InputError("checkpoint normaliser has inconsistent sizes");
+  }
+  return n;
+}
+
+PreparedGraph prepare_graph(const Graph& full, const Normalizer& norm, int prune_hops) {
+  if (full.collection != norm.collection || full.node_feat_width != norm.node_feat_width ||
+      full.config_feat_width != norm.config_feat_width) {
+    throw InputError(fmt::format(
+        "{}: a {} graph with feature widths {}/{}, but the model was "
+        "trained on {} graphs with widths {}/{}",
+        full.source, collection_name(full.collection), full.node_feat_width, full.config_feat_width,
+        collection_name(norm.collection), norm.node_feat_width, norm.config_feat_width));
+  }
+  Graph g = prune_hops >= 0 && full.collection == Collection::kLayout
+                ? induced_subgraph(full, config_neighbourhood(full, prune_hops))
+                : full;
+  canonicalize_layout_padding(g);  // 0-padded files read like -1-padded ones
+  PreparedGraph p;
+  p.name = g.name;
+  p.collection = g.collection;
+  GraphInput& in = p.input;
+  const int64_t n = g.num_nodes;
+  in.num_nodes = n;
+  in.node_feat = (signed_log1p(from_floats(g.node_feat, {n, g.node_feat_width})) - norm.node_mean) /
+                 norm.node_std;
+  in.opcode = from_ints(g.node_opcode);
+  // Messages in both directions: a node hears its operands and its users.
+  const int64_t m = g.num_edges();
+  std::vector<int64_t> src(static_cast<size_t>(2 * m)), dst(static_cast<size_t>(2 * m));
+  std::vector<float> deg(static_cast<size_t>(n), 0.0f);
+  for (int64_t e = 0; e < m; ++e) {
+    const int64_t u = g.edges[2 * e], v = g.edges[2 * e + 1];
+    src[2 * e] = v;
+    dst[2 * e] = u;
+    src[2 * e + 1] = u;
+    dst[2 * e + 1] = v;
+    deg[u] += 1;
+    deg[v] += 1;
+  }
+  in.src = torch::tensor(src, torch::kInt64);
+  in.dst = torch::tensor(dst, torch::kInt64);
+  const auto d = torch::tensor(deg, torch::kFloat32);
+  in.inv_deg = (1.0 / d.clamp_min(1)).unsqueeze(1);
+  const auto d1 = d + 1;  // with self loop
+  in.self_norm = (1.0 / d1).unsqueeze(1);
+  in.gcn_norm =
+      m > 0 ? torch::rsqrt(d1.index_select(0, in.src) * d1.index_select(0, in.dst)).unsqueeze(1)
+            : torch::zeros({0, 1});
+  if (g.collection == Collection::kLayout) {
+    in.config_pos = from_ints(g.config_node_ids);
+    p.configs =
+        from_floats(g.config_feat, {g.num_configs, g.num_config_nodes(), g.config_feat_width});
+  } else {
+    in.config_pos = torch::zeros({0}, torch::kInt64);
+    p.configs = from_floats(g.config_feat, {g.num_configs, g.config_feat_width});
+  }
+  const auto t = g.targets();
+  p.targets = torch::tensor(t, torch::kFloat64);
+  return p;
+}
+
+PreparedGraph select_configs(const PreparedGraph& g, const torch::Tensor& index) {
+  PreparedGraph out;
+  out.name = g.name;
+  out.collection = g.collection;
+  out.input = g.input;
+  out.configs = g.configs.index_select(0, index);
+  out.targets = g.targets.index_select(0, index);
+  return out;
+}
+
+}  // namespace tcost::model

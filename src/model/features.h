@@ -1,0 +1,70 @@
+// Turning graphs into tensors for the learned models.
+//   kFeatureSchemaVersion - bumped whenever the meaning of any model input changes; stored in
+//                           checkpoints and checked on load.
+//   Normalizer     - statistics fitted on the training split only: node features (sign-log1p,
+//                    then standardised per column), tile config features (log1p, standardised),
+//                    log-target mean/std (for the MSE loss).
+//   GraphInput     - the configuration-independent tensors of one graph, computed once per
+//                    graph and shared by all of its configurations.
+//   PreparedGraph  - a GraphInput plus all configurations and their targets.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <functional>
+#include <string>
+
+#include "core/dataset.h"
+#include "core/graph.h"
+
+namespace tcost::model {
+
+constexpr int kFeatureSchemaVersion = 1;
+
+struct Normalizer {
+  Collection collection = Collection::kLayout;
+  int64_t node_feat_width = 0;
+  int64_t config_feat_width = 0;
+  torch::Tensor node_mean, node_std;  // (node_feat_width)
+  torch::Tensor tile_mean, tile_std;  // (config_feat_width), tile only
+  double log_target_mean = 0, log_target_std = 1;
+
+  // Fits on every graph of `files` (at most max_configs configurations each).
+  static Normalizer fit(const std::vector<std::string>& files, int64_t max_configs = 1000);
+  static Normalizer fit(const std::vector<Graph>& graphs, int64_t max_configs = 1000);
+  void save(torch::serialize::OutputArchive& archive) const;
+
+ private:
+  static Normalizer fit_each(size_t count, const std::function<Graph(size_t)>& get,
+                             int64_t max_configs);
+
+ public:
+  static Normalizer load(torch::serialize::InputArchive& archive);
+};
+
+struct GraphInput {
+  int64_t num_nodes = 0;
+  torch::Tensor node_feat;   // (n, F) float, normalised
+  torch::Tensor opcode;      // (n) int64
+  torch::Tensor src, dst;    // (E) int64: a message per edge direction, src -> dst
+  torch::Tensor inv_deg;     // (n, 1) 1 / max(in-degree, 1), for mean aggregation
+  torch::Tensor gcn_norm;    // (E, 1) 1 / sqrt(d_src * d_dst), degrees counting a self loop
+  torch::Tensor self_norm;   // (n, 1) 1 / d, the self loop's weight
+  torch::Tensor config_pos;  // (nc) int64 node positions of the configurable nodes (layout)
+};
+
+struct PreparedGraph {
+  std::string name;
+  Collection collection = Collection::kLayout;
+  GraphInput input;
+  torch::Tensor configs;  // (c, nc, W) layout or (c, W) tile, raw values
+  torch::Tensor targets;  // (c) float64: runtime (layout) or runtime / normaliser (tile)
+  int64_t num_configs() const { return targets.size(0); }
+};
+
+// prune_hops >= 0 keeps only configurable nodes and their k-hop neighbourhood (layout graphs).
+PreparedGraph prepare_graph(const Graph& g, const Normalizer& norm, int prune_hops);
+// The same graph restricted to configurations `index` (a 1-d int64 tensor).
+PreparedGraph select_configs(const PreparedGraph& g, const torch::Tensor& index);
+
+}  // namespace tcost::model

@@ -1,0 +1,313 @@
+#include "model/models.h"
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/opcodes.h"
+
+namespace tcost::model {
+namespace {
+
+constexpr int kLayoutValues = 8;  // layout slot values -1..6 map to 0..7 (categorical inputs)
+
+// Messages of x (K, n, H) along edges; mean over each node's neighbours.
+torch::Tensor mean_aggregate(const GraphInput& g, const torch::Tensor& x) {
+  if (g.src.numel() == 0) return torch::zeros_like(x);
+  return torch::zeros_like(x).index_add(1, g.dst, x.index_select(1, g.src)) * g.inv_deg;
+}
+
+// Symmetrically normalised aggregation with self loops: D^-1/2 (A + I) D^-1/2 x.
+torch::Tensor gcn_aggregate(const GraphInput& g, const torch::Tensor& x) {
+  auto out = x * g.self_norm;
+  if (g.src.numel() == 0) return out;
+  return out.index_add(1, g.dst, x.index_select(1, g.src) * g.gcn_norm);
+}
+
+// Encodes nodes and configurations into x (K, n, H): the node part once, the config part per
+// configuration, joined by early fusion (sum of linear maps = linear map of the concatenation).
+struct InputEncoderImpl : torch::nn::Module {
+  InputEncoderImpl(const ModelDims& d, const Normalizer& norm, int hidden, int opcode_dim,
+                   bool categorical, int embed_dim)
+      : collection(d.collection), width(d.config_feat_width), categorical_(categorical) {
+    opcode = register_module("opcode", torch::nn::Embedding(kNumOpcodes, opcode_dim));
+    node = register_module("node", torch::nn::Linear(d.node_feat_width + opcode_dim, hidden));
+    if (collection == Collection::kLayout && categorical) {
+      slot_value =
+          register_module("slot_value", torch::nn::Embedding(width * kLayoutValues, embed_dim));
+      config = register_module("config", torch::nn::Linear(width * embed_dim, hidden));
+      sentinel = register_parameter("sentinel", torch::zeros({hidden}));
+      slot_offset =
+          register_buffer("slot_offset", torch::arange(width, torch::kInt64) * kLayoutValues);
+    } else {
+      config = register_module("config", torch::nn::Linear(width, hidden));
+    }
+    tile_mean = register_buffer("tile_mean", norm.tile_mean.clone());
+    tile_std = register_buffer("tile_std", norm.tile_std.clone());
+  }
+
+  torch::Tensor forward(const GraphInput& g, const torch::Tensor& configs) {
+    const auto base = node(torch::cat({g.node_feat, opcode(g.opcode)}, 1));  // (n, H): once
+    const int64_t k = configs.size(0);
+    if (collection == Collection::kTile) {
+      const auto c = config((torch::log1p(configs.clamp_min(0)) - tile_mean) / tile_std);  // (K, H)
+      return base.unsqueeze(0) + c.unsqueeze(1);
+    }
+    torch::Tensor c;
+    if (categorical_) {
+      const auto v = (configs + 1).clamp(0, kLayoutValues - 1).to(torch::kInt64) + slot_offset;
+      c = config(slot_value(v).flatten(2)) - sentinel;  // (K, nc, H)
+    } else {
+      c = config((configs + 1) / 6.0);
+    }
+    auto x = base.unsqueeze(0).expand({k, g.num_nodes, base.size(1)});
+    if (categorical_) x = x + sentinel;
+    return x.index_add(1, g.config_pos, c);
+  }
+
+  Collection collection;
+  int64_t width;
+  bool categorical_;
+  torch::nn::Embedding opcode{nullptr}, slot_value{nullptr};
+  torch::nn::Linear node{nullptr}, config{nullptr};
+  torch::Tensor sentinel, slot_offset, tile_mean, tile_std;
+};
+TORCH_MODULE(InputEncoder);
+
+double encoder_flops(const GraphInput& g, int64_t hidden, int64_t in_width) {
+  return static_cast<double>(g.num_nodes) * static_cast<double>(hidden * in_width);
+}
+
+// ---------------------------------------------------------------------------------------------
+class GcnBaseline : public CostModel {
+ public:
+  GcnBaseline(const ModelOptions& o, const ModelDims& d, const Normalizer& norm) : o_(o) {
+    enc_ = register_module("encoder", InputEncoder(d, norm, o.hidden, o.opcode_dim, false, 0));
+    for (int l = 0; l < o.layers; ++l) {
+      layers_.push_back(
+          register_module("gcn" + std::to_string(l), torch::nn::Linear(o.hidden, o.hidden)));
+    }
+    head1_ = register_module("head1", torch::nn::Linear(2 * o.hidden, o.hidden));
+    head2_ = register_module("head2", torch::nn::Linear(o.hidden, 1));
+  }
+  torch::Tensor forward(const GraphInput& g, const torch::Tensor& configs) override {
+    auto x = torch::relu(enc_->forward(g, configs));
+    for (auto& lin : layers_) x = x + torch::relu(gcn_aggregate(g, lin(x)));
+    // Sum pooling scaled by 1/sqrt(n) keeps magnitudes comparable across graph sizes.
+    const auto pooled =
+        torch::cat({x.mean(1), x.sum(1) / std::sqrt(static_cast<double>(g.num_nodes))}, 1);
+    return head2_(torch::relu(head1_(pooled))).squeeze(1);
+  }
+  int64_t segment_nodes() const override { return o_.segment_nodes; }
+  double flops_per_config(const GraphInput& g) const override {
+    const double n = static_cast<double>(g.num_nodes), h = o_.hidden;
+    return n * h * h * o_.layers + static_cast<double>(g.src.numel()) * h * o_.layers;
+  }
+
+ private:
+  ModelOptions o_;
+  InputEncoder enc_{nullptr};
+  std::vector<torch::nn::Linear> layers_;
+  torch::nn::Linear head1_{nullptr}, head2_{nullptr};
+};
+
+// One SAGE block: x + act(norm(W_self x + W_neigh mean(neighbours))).
+struct SageBlockImpl : torch::nn::Module {
+  explicit SageBlockImpl(int h) {
+    self_ = register_module("self", torch::nn::Linear(h, h));
+    neigh_ =
+        register_module("neigh", torch::nn::Linear(torch::nn::LinearOptions(h, h).bias(false)));
+    norm_ = register_module("norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({h})));
+  }
+  torch::Tensor forward(const GraphInput& g, const torch::Tensor& x) {
+    return x + torch::gelu(norm_(self_(x) + neigh_(mean_aggregate(g, x))));
+  }
+  torch::nn::Linear self_{nullptr}, neigh_{nullptr};
+  torch::nn::LayerNorm norm_{nullptr};
+};
+TORCH_MODULE(SageBlock);
+
+class Sage : public CostModel {
+ public:
+  Sage(const ModelOptions& o, const ModelDims& d, const Normalizer& norm) : o_(o) {
+    enc_ = register_module("encoder", InputEncoder(d, norm, o.hidden, o.opcode_dim, false, 0));
+    for (int l = 0; l < o.layers; ++l)
+      blocks_.push_back(register_module("sage" + std::to_string(l), SageBlock(o.hidden)));
+    head_ = register_module("head", torch::nn::Linear(o.hidden, 1));
+  }
+  torch::Tensor forward(const GraphInput& g, const torch::Tensor& configs) override {
+    auto x = torch::gelu(enc_->forward(g, configs));
+    for (auto& b : blocks_) x = b->forward(g, x);
+    return head_(x.mean(1)).squeeze(1);
+  }
+  int64_t segment_nodes() const override { return o_.segment_nodes; }
+  double flops_per_config(const GraphInput& g) const override {
+    const double n = static_cast<double>(g.num_nodes), h = o_.hidden;
+    return 2 * n * h * h * o_.layers + static_cast<double>(g.src.numel()) * h * o_.layers;
+  }
+
+ private:
+  ModelOptions o_;
+  InputEncoder enc_{nullptr};
+  std::vector<SageBlock> blocks_;
+  torch::nn::Linear head_{nullptr};
+};
+
+// Squeeze-excitation over channels, per configuration: x * sigmoid(W2 relu(W1 mean_nodes(x))).
+struct SqueezeExciteImpl : torch::nn::Module {
+  explicit SqueezeExciteImpl(int h) {
+    fc1 = register_module("fc1", torch::nn::Linear(h, std::max(4, h / 4)));
+    fc2 = register_module("fc2", torch::nn::Linear(std::max(4, h / 4), h));
+  }
+  torch::Tensor forward(const torch::Tensor& x) {
+    return x * torch::sigmoid(fc2(torch::relu(fc1(x.mean(1))))).unsqueeze(1);
+  }
+  torch::nn::Linear fc1{nullptr}, fc2{nullptr};
+};
+TORCH_MODULE(SqueezeExcite);
+
+// Cross-configuration attention: for x (K, n, H), weights softmax over the K axis of a
+// projection divided by a learnable temperature (init 0.5); the weighted half is concatenated
+// with the plain half. Scaled by K so that uniform weights leave values unchanged.
+struct CrossConfigAttentionImpl : torch::nn::Module {
+  explicit CrossConfigAttentionImpl(int h) {
+    score = register_module("score", torch::nn::Linear(h, h / 2));
+    value = register_module("value", torch::nn::Linear(h, h - h / 2));
+    plain = register_module("plain", torch::nn::Linear(h, h / 2));
+    temperature = register_parameter("temperature", torch::full({1}, 0.5));
+  }
+  torch::Tensor forward(const torch::Tensor& x) {
+    const auto t = temperature.abs().clamp_min(1e-2);
+    const auto w = torch::softmax(score(x) / t, 0) * static_cast<double>(x.size(0));
+    const auto v = value(x);
+    const int64_t half = std::min(v.size(2), w.size(2));
+    auto weighted = v.narrow(2, 0, half) * w.narrow(2, 0, half);
+    if (v.size(2) > half) weighted = torch::cat({weighted, v.narrow(2, half, v.size(2) - half)}, 2);
+    return torch::cat({plain(x), weighted}, 2);
+  }
+  torch::nn::Linear score{nullptr}, value{nullptr}, plain{nullptr};
+  torch::Tensor temperature;
+};
+TORCH_MODULE(CrossConfigAttention);
+
+class TGraph : public CostModel {
+ public:
+  TGraph(const ModelOptions& o, const ModelDims& d, const Normalizer& norm) : o_(o) {
+    enc_ = register_module("encoder",
+                           InputEncoder(d, norm, o.hidden, o.opcode_dim, true, o.config_embed_dim));
+    norm_ = register_module("norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.hidden})));
+    se_ = register_module("se", SqueezeExcite(o.hidden));
+    if (o.cross_attention)
+      att_ = register_module("cross_attention", CrossConfigAttention(o.hidden));
+    for (int l = 0; l < o.layers; ++l)
+      blocks_.push_back(register_module("sage" + std::to_string(l), SageBlock(o.hidden)));
+    head_ = register_module("head", torch::nn::Linear(o.hidden, 1));
+  }
+  torch::Tensor forward(const GraphInput& g, const torch::Tensor& configs) override {
+    auto x = se_(norm_(enc_->forward(g, configs)));
+    if (att_) x = att_(x);
+    x = torch::gelu(x);
+    for (auto& b : blocks_) x = b->forward(g, x);
+    return head_(x.mean(1)).squeeze(1);
+  }
+  int prune_hops() const override { return o_.prune_hops; }
+  double flops_per_config(const GraphInput& g) const override {
+    const double n = static_cast<double>(g.num_nodes), h = o_.hidden;
+    return 2 * n * h * h * o_.layers + (att_ ? 1.5 * n * h * h : 0) +
+           static_cast<double>(g.src.numel()) * h * o_.layers +
+           encoder_flops(g, o_.hidden, 18 * o_.config_embed_dim);
+  }
+
+ private:
+  ModelOptions o_;
+  InputEncoder enc_{nullptr};
+  torch::nn::LayerNorm norm_{nullptr};
+  SqueezeExcite se_{nullptr};
+  CrossConfigAttention att_{nullptr};
+  std::vector<SageBlock> blocks_;
+  torch::nn::Linear head_{nullptr};
+};
+
+}  // namespace
+
+std::string ModelOptions::to_json() const {
+  return nlohmann::json{{"name", name},
+                        {"hidden", hidden},
+                        {"layers", layers},
+                        {"opcode_dim", opcode_dim},
+                        {"config_embed_dim", config_embed_dim},
+                        {"prune_hops", prune_hops},
+                        {"cross_attention", cross_attention},
+                        {"segment_nodes", segment_nodes}}
+      .dump();
+}
+
+ModelOptions ModelOptions::from_json(const std::string& text) {
+  ModelOptions o;
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const std::exception& e) {
+    throw InputError(std::string("model options are not valid JSON: ") + e.what());
+  }
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string& k = it.key();
+    try {
+      if (k == "name")
+        o.name = it->get<std::string>();
+      else if (k == "hidden")
+        o.hidden = it->get<int>();
+      else if (k == "layers")
+        o.layers = it->get<int>();
+      else if (k == "opcode_dim")
+        o.opcode_dim = it->get<int>();
+      else if (k == "config_embed_dim")
+        o.config_embed_dim = it->get<int>();
+      else if (k == "prune_hops")
+        o.prune_hops = it->get<int>();
+      else if (k == "cross_attention")
+        o.cross_attention = it->get<bool>();
+      else if (k == "segment_nodes")
+        o.segment_nodes = it->get<int64_t>();
+      else
+        throw InputError(fmt::format("unknown model option '{}'", k));
+    } catch (const nlohmann::json::exception& e) {
+      throw InputError(fmt::format("model option '{}': {}", k, e.what()));
+    }
+  }
+  return o;
+}
+
+ModelOptions ModelOptions::resolved() const {
+  ModelOptions o = *this;
+  if (o.name == "gcn-baseline") {
+    if (o.hidden == 0) o.hidden = 32;
+  } else if (o.name == "sage") {
+    if (o.hidden == 0) o.hidden = 64;
+  } else if (o.name == "tgraph") {
+    if (o.hidden == 0) o.hidden = 128;
+    if (o.prune_hops == -2) o.prune_hops = 1;
+  }
+  if (o.layers == 0) o.layers = 2;
+  if (o.prune_hops == -2) o.prune_hops = -1;
+  if (o.hidden < 4 || o.hidden > 4096)
+    throw UsageError(fmt::format("hidden = {}: expected 4..4096", o.hidden));
+  if (o.layers < 0 || o.layers > 16)
+    throw UsageError(fmt::format("layers = {}: expected 0..16", o.layers));
+  if (o.opcode_dim < 1 || o.config_embed_dim < 1)
+    throw UsageError("embedding widths must be positive");
+  return o;
+}
+
+std::vector<std::string> model_names() { return {"gcn-baseline", "sage", "tgraph"}; }
+
+std::shared_ptr<CostModel> make_model(const ModelOptions& options, const ModelDims& dims,
+                                      const Normalizer& norm) {
+  const ModelOptions o = options.resolved();
+  if (o.name == "gcn-baseline") return std::make_shared<GcnBaseline>(o, dims, norm);
+  if (o.name == "sage") return std::make_shared<Sage>(o, dims, norm);
+  if (o.name == "tgraph") return std::make_shared<TGraph>(o, dims, norm);
+  throw UsageError(
+      fmt::format("unknown model '{}': expected gcn-baseline, sage, tgraph or xgb", o.name));
+}
+
+}  // namespace tcost::model

@@ -1,0 +1,65 @@
+// The learned cost models. Each scores configurations of one graph:
+//   forward(graph, configs) -> (K) predicted costs; HIGHER MEANS SLOWER.
+// Models (factory names):
+//   gcn-baseline - the TpuGraphs layout baseline: opcode embedding, config features on their
+//                  nodes, residual GCN (symmetric normalisation), mean + sum pooling.
+//   sage         - GraphSAGE with early fusion of config features, residual, mean pooling.
+//   tgraph       - TGraph: pruned graph, categorical config embeddings, Linear -> LayerNorm ->
+//                  squeeze-excitation -> cross-configuration attention -> GELU, SAGE blocks
+//                  with residuals, mean pooling, linear head. Tile graphs join the graph-level
+//                  config features to every node.
+// Work that does not depend on the configuration (node encoders) runs once per forward call,
+// shared by all K configurations.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/features.h"
+
+namespace tcost::model {
+
+// Architecture options; stored in checkpoints as JSON. 0 / -2 mean "the model's default".
+struct ModelOptions {
+  std::string name = "tgraph";   // gcn-baseline | sage | tgraph
+  int hidden = 0;                // width (defaults: gcn 32, sage 64, tgraph 128)
+  int layers = 0;                // message-passing layers (default 2)
+  int opcode_dim = 32;           // opcode embedding width
+  int config_embed_dim = 8;      // tgraph: embedding width per layout slot value
+  int prune_hops = -2;           // tgraph: k-hop pruning (default 1); -1 disables
+  bool cross_attention = true;   // tgraph: attention across configurations
+  int64_t segment_nodes = 5000;  // gcn/sage: train on segments of this many nodes (0 = whole)
+
+  std::string to_json() const;
+  static ModelOptions from_json(const std::string& text);  // rejects unknown keys
+  // The options with defaults resolved for `name`.
+  ModelOptions resolved() const;
+};
+
+std::vector<std::string> model_names();  // the names the factory knows, neural ones
+
+class CostModel : public torch::nn::Module {
+ public:
+  virtual torch::Tensor forward(const GraphInput& graph, const torch::Tensor& configs) = 0;
+  // Node pruning this model wants at preparation (-1: none).
+  virtual int prune_hops() const { return -1; }
+  // Segment size for training on large graphs (0: whole graph).
+  virtual int64_t segment_nodes() const { return 0; }
+  // Multiply-adds of one forward pass per configuration, for throughput figures.
+  virtual double flops_per_config(const GraphInput& graph) const = 0;
+};
+
+struct ModelDims {
+  Collection collection = Collection::kLayout;
+  int64_t node_feat_width = 140;
+  int64_t config_feat_width = 18;
+};
+
+// UsageError for an unknown name.
+std::shared_ptr<CostModel> make_model(const ModelOptions& options, const ModelDims& dims,
+                                      const Normalizer& norm);
+
+}  // namespace tcost::model

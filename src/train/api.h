@@ -1,0 +1,71 @@
+// The training layer as the CLI sees it: plain option structs and functions, no LibTorch types,
+// so that CLI translation units stay cheap to compile.
+//   train_model    - fits a model on <data>/train, validates on <data>/valid each epoch, keeps
+//                    the best checkpoint at `out` and a resumable state at `out`.resume.
+//   evaluate_model - per-graph and mean metrics of a checkpoint on a split.
+//   rank_configs   - configuration indices of one graph, predicted fastest first.
+//   bench_models   - inference throughput and training step time next to matmul GFLOP/s.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/submission.h"
+
+namespace tcost::train {
+
+struct TrainOptions {
+  std::string data;              // dataset root: train/, valid/ (test/ is not read)
+  std::string out;               // best checkpoint; also OUT.resume and OUT.log.jsonl
+  std::string model = "tgraph";  // gcn-baseline | sage | tgraph | xgb
+  int hidden = 0;                // 0: the model's default width
+  int layers = 0;                // 0: default (2)
+  int prune_hops = -2;           // tgraph pruning hops; -2 default (1), -1 none
+  bool cross_attention = true;   // tgraph: attention across configurations
+  std::string loss = "auto";     // listmle | hinge | mse | auto (hinge for tgraph, else listmle)
+  int epochs = 40;
+  int configs_per_step = 32;  // K configurations of one graph per step
+  double lr = 1e-3;
+  double weight_decay = 1e-5;
+  double warmup = 0.05;  // fraction of steps with linear warm-up, then cosine decay
+  double clip = 1.0;     // gradient-norm clipping
+  double margin = 1.0;   // hinge margin
+  int patience = 8;      // epochs without validation gain before stopping
+  uint64_t seed = 0;
+  int eval_chunk = 256;              // configurations per forward pass at evaluation
+  int64_t max_valid_configs = 1000;  // validation subsample per graph (0 = all)
+  int threads = 0;                   // 0: LibTorch's default (all cores)
+  bool resume = false;               // continue from OUT.resume
+  std::string log;                   // JSON-lines log; default OUT.log.jsonl
+  bool quiet = false;                // no per-epoch lines on stdout
+};
+
+void train_model(const TrainOptions& options);
+
+struct EvalOptions {
+  std::string model;  // checkpoint
+  std::string data;   // dataset root, or a directory / file of .npz
+  std::string split = "test";
+  int chunk = 256;
+  int threads = 0;
+};
+
+ScoreReport evaluate_model(const EvalOptions& options);
+
+// Predicted costs of every configuration of a graph (higher = slower).
+std::vector<double> predict_costs(const std::string& model_path, const std::string& graph_path,
+                                  int chunk = 256);
+
+struct BenchModelOptions {
+  int pruned_nodes = 300;  // nodes of the inference benchmark graph
+  int configs = 1024;      // configurations scored in the inference benchmark
+  int chunk = 256;
+  int repeats = 3;
+  int threads = 0;
+  uint64_t seed = 1;
+};
+
+void bench_models(const BenchModelOptions& options);
+
+}  // namespace tcost::train

@@ -1,0 +1,20 @@
+// Ranking and regression losses over the K configurations of one graph.
+// `cost` is the model's output (higher = slower), `target` the measured runtime (or ratio).
+//   listmle_loss  - ListMLE: negative log-likelihood of the true fastest-first permutation
+//                   under a Plackett-Luce model with scores -cost.
+//   hinge_loss    - mean over ordered pairs (t_i < t_j) of max(0, margin - (cost_j - cost_i)).
+//   mse_loss      - mean squared error between cost and the standardised log target.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <string>
+
+namespace tcost::train {
+
+torch::Tensor listmle_loss(const torch::Tensor& cost, const torch::Tensor& target);
+torch::Tensor hinge_loss(const torch::Tensor& cost, const torch::Tensor& target, double margin);
+torch::Tensor mse_loss(const torch::Tensor& cost, const torch::Tensor& target, double log_mean,
+                       double log_std);
+
+}  // namespace tcost::train

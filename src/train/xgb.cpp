@@ -1,0 +1,182 @@
+#include "train/xgb.h"
+
+#include <xgboost/c_api.h>
+
+#include <cmath>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/dataset.h"
+#include "core/error.h"
+#include "core/metrics.h"
+#include "core/tpugraphs_io.h"
+#include "model/handcrafted.h"
+
+namespace tcost::train {
+namespace {
+
+void check(int rc, const char* what) {
+  if (rc != 0) throw InputError(fmt::format("XGBoost {} failed: {}", what, XGBGetLastError()));
+}
+
+// Owns XGBoost handles.
+struct Matrix {
+  DMatrixHandle h = nullptr;
+  ~Matrix() {
+    if (h) XGDMatrixFree(h);
+  }
+};
+struct Booster {
+  BoosterHandle h = nullptr;
+  ~Booster() {
+    if (h) XGBoosterFree(h);
+  }
+};
+
+struct Table {
+  std::vector<float> x, label;
+  std::vector<unsigned> groups;
+  int width = 0;
+};
+
+void append(Table& t, const Graph& g) {
+  const auto f = model::handcrafted_features(g);
+  t.width = model::handcrafted_width(g.collection);
+  t.x.insert(t.x.end(), f.begin(), f.end());
+  double best = 1e300;
+  for (int64_t c = 0; c < g.num_configs; ++c) best = std::min(best, g.target(c));
+  // Relevance: higher = faster.
+  for (int64_t c = 0; c < g.num_configs; ++c)
+    t.label.push_back(static_cast<float>(-std::log(g.target(c) / best)));
+  t.groups.push_back(static_cast<unsigned>(g.num_configs));
+}
+
+void to_matrix(const Table& t, Matrix& m, bool labelled) {
+  check(XGDMatrixCreateFromMat(t.x.data(), t.x.size() / t.width, t.width, NAN, &m.h), "matrix");
+  if (labelled) {
+    check(XGDMatrixSetFloatInfo(m.h, "label", t.label.data(), t.label.size()), "labels");
+    check(XGDMatrixSetUIntInfo(m.h, "group", t.groups.data(), t.groups.size()), "groups");
+  }
+}
+
+std::vector<double> predict(BoosterHandle b, const Graph& g) {
+  Table t;
+  append(t, g);
+  Matrix m;
+  to_matrix(t, m, false);
+  bst_ulong len = 0;
+  const float* out = nullptr;
+  check(XGBoosterPredict(b, m.h, 0, 0, 0, &len, &out), "predict");
+  std::vector<double> cost(len);
+  for (bst_ulong i = 0; i < len; ++i) cost[i] = -static_cast<double>(out[i]);  // higher = slower
+  return cost;
+}
+
+void load_booster(Booster& b, const std::vector<uint8_t>& bytes) {
+  check(XGBoosterCreate(nullptr, 0, &b.h), "create");
+  check(XGBoosterLoadModelFromBuffer(b.h, bytes.data(), bytes.size()), "load");
+}
+
+}  // namespace
+
+void train_xgb(const TrainOptions& o) {
+  if (o.out.empty()) throw UsageError("--out is required");
+  const Dataset ds(o.data);
+  if (ds.files(Split::kTrain).empty())
+    throw InputError(fmt::format("{}: no training graphs", o.data));
+  Table train;
+  for (const auto& f : ds.files(Split::kTrain)) {
+    Graph g = load_graph(f);
+    merge_duplicate_configs(g);
+    canonicalize_layout_padding(g);
+    append(train, g);
+  }
+  std::vector<Graph> valid;
+  for (const auto& f : ds.files(Split::kValid)) {
+    Graph g = load_graph(f);
+    if (o.max_valid_configs > 0) g = subsample_configs(g, o.max_valid_configs, 99);
+    canonicalize_layout_padding(g);
+    valid.push_back(std::move(g));
+  }
+  Matrix dtrain;
+  to_matrix(train, dtrain, true);
+  Booster b;
+  check(XGBoosterCreate(&dtrain.h, 1, &b.h), "create");
+  const std::string seed = std::to_string(o.seed);
+  const std::string threads = std::to_string(std::max(0, o.threads));
+  const std::pair<const char*, const char*> params[] = {{"objective", "rank:pairwise"},
+                                                        {"eta", "0.1"},
+                                                        {"max_depth", "6"},
+                                                        {"subsample", "0.8"},
+                                                        {"colsample_bytree", "0.8"},
+                                                        {"seed", seed.c_str()},
+                                                        {"nthread", threads.c_str()},
+                                                        {"verbosity", "0"}};
+  for (const auto& [k, v] : params) check(XGBoosterSetParam(b.h, k, v), "set parameter");
+  const int rounds = std::max(20, o.epochs * 5);
+  const std::string log_path = o.log.empty() ? o.out + ".log.jsonl" : o.log;
+  std::ofstream log(log_path);
+  double best = -2;
+  std::vector<uint8_t> best_bytes;
+  int since_best = 0;
+  for (int it = 0; it < rounds; ++it) {
+    check(XGBoosterUpdateOneIter(b.h, it, dtrain.h), "update");
+    if ((it + 1) % 10 != 0 && it + 1 != rounds) continue;
+    std::vector<double> taus;
+    for (const auto& g : valid) {
+      const auto cost = predict(b.h, g);
+      const auto truth = g.targets();
+      taus.push_back(g.collection == Collection::kLayout ? kendall_tau_b(cost, truth)
+                                                         : -slowdown_at_k(cost, truth, 5));
+    }
+    const double tau = valid.empty() ? 0.0 : mean_ignoring_nan(taus);
+    log << nlohmann::json{{"round", it + 1}, {"valid_metric", tau}}.dump() << '\n';
+    if (!o.quiet)
+      fmt::print("round {:>4}/{}  valid {:.4f}{}\n", it + 1, rounds, tau, tau > best ? " *" : "");
+    if (tau > best || best_bytes.empty()) {
+      best = tau;
+      since_best = 0;
+      bst_ulong len = 0;
+      const char* buf = nullptr;
+      check(XGBoosterSaveModelToBuffer(b.h, "{\"format\": \"ubj\"}", &len, &buf), "save");
+      best_bytes.assign(buf, buf + len);
+    } else if (++since_best * 10 >= o.patience * 5) {
+      break;
+    }
+  }
+  CheckpointMeta meta;
+  meta.model.name = "xgb";
+  meta.epoch = rounds;
+  meta.valid_tau = best;
+  meta.best_valid_tau = best;
+  meta.loss = "rank:pairwise";
+  // The normaliser carries the collection and widths, checked when predicting.
+  model::Normalizer norm;
+  const Graph first = load_graph(ds.files(Split::kTrain).front());
+  norm.collection = first.collection;
+  norm.node_feat_width = first.node_feat_width;
+  norm.config_feat_width = first.config_feat_width;
+  norm.node_mean = torch::zeros({norm.node_feat_width});
+  norm.node_std = torch::ones({norm.node_feat_width});
+  norm.tile_mean = torch::zeros({norm.config_feat_width});
+  norm.tile_std = torch::ones({norm.config_feat_width});
+  save_checkpoint(o.out, meta, norm, nullptr, best_bytes, nullptr);
+  if (!o.quiet) fmt::print("best valid {:.4f}; checkpoint {}\n", best, o.out);
+}
+
+std::vector<double> xgb_predict(const Checkpoint& ck, const Graph& graph) {
+  if (graph.collection != ck.normalizer.collection ||
+      graph.config_feat_width != ck.normalizer.config_feat_width) {
+    throw InputError(fmt::format("{}: a {} graph, but the model was trained on {} graphs",
+                                 graph.source, collection_name(graph.collection),
+                                 collection_name(ck.normalizer.collection)));
+  }
+  Graph g = graph;
+  canonicalize_layout_padding(g);
+  Booster b;
+  load_booster(b, ck.xgb_model);
+  return predict(b.h, g);
+}
+
+}  // namespace tcost::train
