@@ -8,7 +8,7 @@ bash scripts/install-deps.sh
 bash scripts/build.sh
 DATA=out/synth-layout
 if [ ! -d "$DATA/train" ]; then
-  build/tcost synth --out "$DATA" --collection layout --graphs 40 --configs 200 --seed 1
+  build/tcost synth --out "$DATA" --collection layout --graphs 100 --configs 200 --seed 1
 fi
 build/tcost info "$DATA/test"
 build/tcost bench

@@ -16,7 +16,7 @@ namespace tcost {
 
 struct SynthOptions {
   Collection collection = Collection::kLayout;
-  int graphs = 40;    // graphs in all splits together
+  int graphs = 100;   // graphs in all splits together
   int configs = 200;  // configurations per graph
   uint64_t seed = 1;
   int min_nodes = 30;  // layout graphs: nodes per graph (tile graphs are a quarter)

@@ -181,6 +181,45 @@ PreparedGraph prepare_graph(const Graph& full, const Normalizer& norm, int prune
   in.gcn_norm =
       m > 0 ? torch::rsqrt(d1.index_select(0, in.src) * d1.index_select(0, in.dst)).unsqueeze(1)
             : torch::zeros({0, 1});
+  // Shapes, for layout-aware features: the dims a layout makes minor.
+  std::vector<float> dims(static_cast<size_t>((n + 1) * 6), 0.0f);
+  if (g.node_feat_width > node_feat::kShapeDimsBegin + 6) {
+    for (int64_t i = 0; i < n; ++i) {
+      for (int k = 0; k < 6; ++k) {
+        dims[i * 6 + k] = std::log1p(
+            std::max(0.0f, g.node_feat[i * g.node_feat_width + node_feat::kShapeDimsBegin + k]));
+      }
+    }
+  }
+  in.dims = torch::tensor(dims).view({n + 1, 6});
+  std::vector<int64_t> operands(static_cast<size_t>(g.num_config_nodes() * 2), n);
+  {
+    std::vector<int64_t> pos(static_cast<size_t>(n), -1);
+    for (int64_t j = 0; j < g.num_config_nodes(); ++j) pos[g.config_node_ids[j]] = j;
+    std::vector<int> seen(static_cast<size_t>(g.num_config_nodes()), 0);
+    for (int64_t e = 0; e < m; ++e) {
+      const int64_t j = pos[g.edges[2 * e]];
+      if (j >= 0 && seen[j] < 2) operands[j * 2 + seen[j]++] = g.edges[2 * e + 1];
+    }
+  }
+  in.operands = torch::tensor(operands, torch::kInt64).view({g.num_config_nodes(), 2});
+  {
+    std::vector<int64_t> pos(static_cast<size_t>(n + 1), -1);
+    for (int64_t j = 0; j < g.num_config_nodes(); ++j) pos[g.config_node_ids[j]] = j;
+    std::vector<int64_t> oc(operands.size());
+    for (size_t i = 0; i < operands.size(); ++i) oc[i] = pos[operands[i]];
+    in.operand_config = torch::tensor(oc, torch::kInt64).view({g.num_config_nodes(), 2});
+    std::vector<float> layout(static_cast<size_t>((n + 1) * 6), -1.0f);
+    if (g.node_feat_width >= node_feat::kLayoutMinorToMajorBegin + 6) {
+      for (int64_t i = 0; i < n; ++i) {
+        for (int k = 0; k < 6; ++k) {
+          layout[i * 6 + k] =
+              g.node_feat[i * g.node_feat_width + node_feat::kLayoutMinorToMajorBegin + k];
+        }
+      }
+    }
+    in.node_layout = torch::tensor(layout).view({n + 1, 6});
+  }
   if (g.collection == Collection::kLayout) {
     in.config_pos = from_ints(g.config_node_ids);
     p.configs =

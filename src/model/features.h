@@ -44,13 +44,19 @@ struct Normalizer {
 
 struct GraphInput {
   int64_t num_nodes = 0;
-  torch::Tensor node_feat;   // (n, F) float, normalised
-  torch::Tensor opcode;      // (n) int64
-  torch::Tensor src, dst;    // (E) int64: a message per edge direction, src -> dst
-  torch::Tensor inv_deg;     // (n, 1) 1 / max(in-degree, 1), for mean aggregation
-  torch::Tensor gcn_norm;    // (E, 1) 1 / sqrt(d_src * d_dst), degrees counting a self loop
-  torch::Tensor self_norm;   // (n, 1) 1 / d, the self loop's weight
-  torch::Tensor config_pos;  // (nc) int64 node positions of the configurable nodes (layout)
+  torch::Tensor node_feat;       // (n, F) float, normalised
+  torch::Tensor opcode;          // (n) int64
+  torch::Tensor src, dst;        // (E) int64: a message per edge direction, src -> dst
+  torch::Tensor inv_deg;         // (n, 1) 1 / max(in-degree, 1), for mean aggregation
+  torch::Tensor gcn_norm;        // (E, 1) 1 / sqrt(d_src * d_dst), degrees counting a self loop
+  torch::Tensor self_norm;       // (n, 1) 1 / d, the self loop's weight
+  torch::Tensor config_pos;      // (nc) int64 node positions of the configurable nodes (layout)
+  torch::Tensor dims;            // (n + 1, 6) log1p of each node's shape dims; row n is all zero
+  torch::Tensor operands;        // (nc, 2) int64 first two producers of each configurable node, in
+                                 // edge order (operand 0 and 1); n where there is none
+  torch::Tensor operand_config;  // (nc, 2) int64 position of that producer among the
+                                 // configurable nodes, -1 when it is fixed or absent
+  torch::Tensor node_layout;     // (n + 1, 6) each node's own layout (node features 134-139)
 };
 
 struct PreparedGraph {

@@ -35,6 +35,7 @@ struct InputEncoderImpl : torch::nn::Module {
       slot_value =
           register_module("slot_value", torch::nn::Embedding(width * kLayoutValues, embed_dim));
       config = register_module("config", torch::nn::Linear(width * embed_dim, hidden));
+      physical = register_module("physical", torch::nn::Linear(width + kMatchFeatures, hidden));
       sentinel = register_parameter("sentinel", torch::zeros({hidden}));
       slot_offset =
           register_buffer("slot_offset", torch::arange(width, torch::kInt64) * kLayoutValues);
@@ -55,7 +56,8 @@ struct InputEncoderImpl : torch::nn::Module {
     torch::Tensor c;
     if (categorical_) {
       const auto v = (configs + 1).clamp(0, kLayoutValues - 1).to(torch::kInt64) + slot_offset;
-      c = config(slot_value(v).flatten(2)) - sentinel;  // (K, nc, H)
+      c = config(slot_value(v).flatten(2)) + physical(physical_shape(g, configs)) -
+          sentinel;  // (K, nc, H)
     } else {
       c = config((configs + 1) / 6.0);
     }
@@ -64,11 +66,56 @@ struct InputEncoderImpl : torch::nn::Module {
     return x.index_add(1, g.config_pos, c);
   }
 
+  // Layout-aware shape features: for each 6-slot layout group (output, input = operand 0,
+  // kernel = operand 1), the log sizes of the dims it orders, minor first (0 for padding).
+  torch::Tensor physical_shape(const GraphInput& g, const torch::Tensor& configs) const {
+    const int64_t k = configs.size(0), nc = configs.size(1);
+    std::vector<torch::Tensor> parts;
+    const torch::Tensor owners[3] = {g.config_pos, g.operands.select(1, 0),
+                                     g.operands.select(1, 1)};
+    for (int t = 0; t < 3 && 6 * t + 6 <= width; ++t) {
+      const auto slots = configs.narrow(2, 6 * t, 6);
+      const auto valid = (slots >= 0).to(torch::kFloat32);
+      const auto idx = slots.clamp(0, 5).to(torch::kInt64);
+      const auto d = g.dims.index_select(0, owners[t]).unsqueeze(0).expand({k, nc, 6});
+      parts.push_back(d.gather(2, idx) * valid);
+    }
+    auto out = torch::cat(parts, 2);
+    if (out.size(2) < width) out = torch::cat({out, torch::zeros({k, nc, width - out.size(2)})}, 2);
+    return torch::cat({out, layout_matches(g, configs)}, 2);
+  }
+
+  // Whether layouts agree across edges (a disagreement costs the compiler a conversion):
+  // input layout vs operand 0's output layout, kernel layout vs operand 1's, and the output
+  // layout vs the node's own layout in the graph. An operand's output layout is its configured
+  // one when it is configurable, else its own layout.
+  torch::Tensor layout_matches(const GraphInput& g, const torch::Tensor& configs) const {
+    const int64_t k = configs.size(0), nc = configs.size(1);
+    std::vector<torch::Tensor> flags;
+    for (int t = 0; t < 2 && 6 * t + 12 <= width; ++t) {
+      const auto expected = configs.narrow(2, 6 * (t + 1), 6);
+      const auto oc = g.operand_config.select(1, t);
+      const auto configured = configs.index_select(1, oc.clamp_min(0)).narrow(2, 0, 6);
+      const auto fixed =
+          g.node_layout.index_select(0, g.operands.select(1, t)).unsqueeze(0).expand({k, nc, 6});
+      const auto produced = torch::where((oc >= 0).view({1, nc, 1}), configured, fixed);
+      const auto present =
+          (g.operands.select(1, t) < g.num_nodes).view({1, nc}).to(torch::kFloat32);
+      flags.push_back(((produced == expected).all(2).to(torch::kFloat32) * present).unsqueeze(2));
+    }
+    const auto own = g.node_layout.index_select(0, g.config_pos).unsqueeze(0).expand({k, nc, 6});
+    flags.push_back((configs.narrow(2, 0, 6) == own).all(2).to(torch::kFloat32).unsqueeze(2));
+    while (static_cast<int>(flags.size()) < kMatchFeatures)
+      flags.push_back(torch::zeros({k, nc, 1}));
+    return torch::cat(flags, 2);
+  }
+  static constexpr int kMatchFeatures = 3;
+
   Collection collection;
   int64_t width;
   bool categorical_;
   torch::nn::Embedding opcode{nullptr}, slot_value{nullptr};
-  torch::nn::Linear node{nullptr}, config{nullptr};
+  torch::nn::Linear node{nullptr}, config{nullptr}, physical{nullptr};
   torch::Tensor sentinel, slot_offset, tile_mean, tile_std;
 };
 TORCH_MODULE(InputEncoder);

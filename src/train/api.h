@@ -37,8 +37,9 @@ struct TrainOptions {
   int64_t max_valid_configs = 1000;  // validation subsample per graph (0 = all)
   int threads = 0;                   // 0: LibTorch's default (all cores)
   bool resume = false;               // continue from OUT.resume
-  std::string log;                   // JSON-lines log; default OUT.log.jsonl
-  bool quiet = false;                // no per-epoch lines on stdout
+  int stop_after = 0;  // end this run after N epochs (0 = never); continue with resume
+  std::string log;     // JSON-lines log; default OUT.log.jsonl
+  bool quiet = false;  // no per-epoch lines on stdout
 };
 
 void train_model(const TrainOptions& options);

@@ -243,6 +243,7 @@ void train_model(const TrainOptions& o) {
   }
   const auto t_start = Clock::now();
   Progress progress("training", total_steps);
+  const int first_epoch = meta.epoch;
   for (int epoch = meta.epoch; epoch < o.epochs; ++epoch) {
     // Reseeding per epoch makes a resumed run draw what an uninterrupted one would.
     rng.seed(o.seed * 1000003 + static_cast<uint64_t>(epoch));
@@ -313,6 +314,10 @@ void train_model(const TrainOptions& o) {
                  train_loss, norm.collection == Collection::kLayout ? "tau" : "-slowdown@5",
                  valid_tau, improved ? " *" : "", seconds_since(t_epoch));
       progress.resume();
+    }
+    if (o.stop_after > 0 && meta.epoch - first_epoch >= o.stop_after) {
+      if (!o.quiet) fmt::print("stopping after {} epochs; continue with --resume\n", o.stop_after);
+      break;
     }
     if (!valid.empty() && meta.epochs_since_best >= o.patience) {
       if (!o.quiet) fmt::print("early stop: no validation gain for {} epochs\n", o.patience);

@@ -1,0 +1,237 @@
+// Tests of the model and training layers (one translation unit: LibTorch headers are slow).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.h"
+#include "core/metrics.h"
+#include "core/synth.h"
+#include "core/tpugraphs_io.h"
+#include "model/handcrafted.h"
+#include "model/models.h"
+#include "train/api.h"
+#include "train/checkpoint.h"
+#include "train/losses.h"
+
+namespace tcost {
+namespace {
+
+namespace fs = std::filesystem;
+
+class TempDir {
+ public:
+  explicit TempDir(const std::string& tag = "") {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    const std::string name = info != nullptr ? info->name() : tag;
+    path_ = fs::temp_directory_path() / ("tcost_model_" + name + "_" + std::to_string(::getpid()));
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  std::string operator/(const std::string& s) const { return (path_ / s).string(); }
+  std::string str() const { return path_.string(); }
+
+ private:
+  fs::path path_;
+};
+
+Graph small_graph(Collection c, int configs = 40, int index = 0) {
+  SynthOptions o;
+  o.collection = c;
+  o.configs = configs;
+  o.min_nodes = 20;
+  o.max_nodes = 40;
+  return make_synth_graph(o, index);
+}
+
+TEST(Losses, PreferTheTrueOrder) {
+  torch::manual_seed(0);
+  const auto target = torch::tensor({1.0, 2.0, 3.0, 4.0}, torch::kFloat64);
+  const auto good = torch::tensor({0.0f, 1.0f, 2.0f, 3.0f});
+  const auto bad = torch::tensor({3.0f, 2.0f, 1.0f, 0.0f});
+  EXPECT_LT(train::listmle_loss(good, target).item<double>(),
+            train::listmle_loss(bad, target).item<double>());
+  EXPECT_DOUBLE_EQ(train::hinge_loss(good * 2, target, 1.0).item<double>(), 0.0);  // all gaps >= 1
+  EXPECT_GT(train::hinge_loss(bad, target, 1.0).item<double>(), 1.0);
+  EXPECT_LT(
+      train::mse_loss(torch::log(target).to(torch::kFloat32), target, 0.0, 1.0).item<double>(),
+      1e-10);
+  // The gradient of a ranking loss pushes the faster config's cost down.
+  auto cost = torch::tensor({0.5f, 0.0f}, torch::requires_grad());
+  train::listmle_loss(cost, torch::tensor({1.0, 2.0}, torch::kFloat64)).backward();
+  EXPECT_GT(cost.grad()[0].item<float>(), 0.0f);
+  EXPECT_LT(cost.grad()[1].item<float>(), 0.0f);
+}
+
+TEST(Models, EveryModelScoresLayoutAndTileGraphs) {
+  torch::manual_seed(0);
+  for (Collection c : {Collection::kLayout, Collection::kTile}) {
+    const Graph g = small_graph(c);
+    const auto norm = model::Normalizer::fit(std::vector<Graph>{g});
+    for (const auto& name : model::model_names()) {
+      model::ModelOptions o;
+      o.name = name;
+      auto m = model::make_model(o, {c, g.node_feat_width, g.config_feat_width}, norm);
+      const auto p = model::prepare_graph(g, norm, m->prune_hops());
+      const auto cost = m->forward(p.input, p.configs.narrow(0, 0, 7));
+      ASSERT_EQ(cost.sizes(), (std::vector<int64_t>{7})) << name;
+      EXPECT_TRUE(torch::isfinite(cost).all().item<bool>()) << name;
+      EXPECT_GT(cost.std().item<float>(), 0.0f) << name << ": configs must matter";
+      EXPECT_GT(m->flops_per_config(p.input), 0.0) << name;
+    }
+  }
+  model::ModelOptions bad;
+  bad.name = "nope";
+  const Graph g = small_graph(Collection::kLayout);
+  EXPECT_THROW(model::make_model(bad, {}, model::Normalizer::fit(std::vector<Graph>{g})),
+               UsageError);
+}
+
+// Without cross-configuration attention a configuration's cost does not depend on which other
+// configurations share its forward pass, so chunked evaluation equals whole evaluation.
+TEST(Models, ChunkingDoesNotChangeScoresWithoutAttention) {
+  torch::manual_seed(0);
+  torch::NoGradGuard no_grad;
+  const Graph g = small_graph(Collection::kLayout);
+  const auto norm = model::Normalizer::fit(std::vector<Graph>{g});
+  model::ModelOptions o;
+  o.name = "tgraph";
+  o.cross_attention = false;
+  auto m = model::make_model(o, {g.collection, g.node_feat_width, g.config_feat_width}, norm);
+  m->eval();
+  const auto p = model::prepare_graph(g, norm, m->prune_hops());
+  const auto whole = m->forward(p.input, p.configs);
+  const auto part = m->forward(p.input, p.configs.narrow(0, 5, 3));
+  EXPECT_TRUE(torch::allclose(whole.narrow(0, 5, 3), part, 1e-4, 1e-5));
+}
+
+TEST(Features, PruningKeepsConfigNodesAndTheirNeighbours) {
+  const Graph g = small_graph(Collection::kLayout);
+  const auto norm = model::Normalizer::fit(std::vector<Graph>{g});
+  const auto full = model::prepare_graph(g, norm, -1);
+  const auto pruned = model::prepare_graph(g, norm, 0);
+  EXPECT_EQ(full.input.num_nodes, g.num_nodes);
+  EXPECT_EQ(pruned.input.num_nodes, g.num_config_nodes());
+  EXPECT_EQ(full.configs.sizes(), pruned.configs.sizes());
+  EXPECT_EQ(full.input.src.numel(), 2 * g.num_edges());
+}
+
+TEST(Features, NormalizerRejectsMixedCollections) {
+  EXPECT_THROW(model::Normalizer::fit(std::vector<Graph>{small_graph(Collection::kLayout),
+                                                         small_graph(Collection::kTile)}),
+               InputError);
+  const auto norm = model::Normalizer::fit(std::vector<Graph>{small_graph(Collection::kLayout)});
+  EXPECT_THROW(model::prepare_graph(small_graph(Collection::kTile), norm, -1), InputError);
+}
+
+TEST(Handcrafted, WidthAndRows) {
+  for (Collection c : {Collection::kLayout, Collection::kTile}) {
+    const Graph g = small_graph(c, 12);
+    const auto f = model::handcrafted_features(g);
+    ASSERT_EQ(f.size(), static_cast<size_t>(12 * model::handcrafted_width(c)));
+    for (float v : f) ASSERT_TRUE(std::isfinite(v));
+  }
+}
+
+// A small synthetic dataset written once for the training tests.
+class Training : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir("training_data");
+    SynthOptions o;
+    o.graphs = 12;
+    o.configs = 40;
+    o.min_nodes = 20;
+    o.max_nodes = 40;
+    write_synth_dataset(dir_->str(), o);
+  }
+  static void TearDownTestSuite() { delete dir_; }
+  static train::TrainOptions options(const std::string& model, const std::string& out) {
+    train::TrainOptions t;
+    t.data = dir_->str();
+    t.model = model;
+    t.out = out;
+    t.epochs = 4;
+    t.threads = 1;
+    t.quiet = true;
+    return t;
+  }
+  static TempDir* dir_;
+};
+TempDir* Training::dir_ = nullptr;
+
+TEST_F(Training, EveryModelLearnsAndRoundTripsThroughItsCheckpoint) {
+  TempDir out;
+  for (const std::string name : {"gcn-baseline", "sage", "tgraph", "xgb"}) {
+    auto t = options(name, out / (name + ".pt"));
+    train::train_model(t);
+    train::EvalOptions e;
+    e.model = t.out;
+    e.data = dir_->str();
+    e.split = "test";
+    e.threads = 1;
+    const ScoreReport r = train::evaluate_model(e);
+    EXPECT_GT(r.mean_kendall_tau, 0.3) << name;  // untrained models score about 0
+    // Predictions from the saved file are reproducible.
+    const std::string g = fs::directory_iterator(fs::path(dir_->str()) / "test")->path().string();
+    EXPECT_EQ(train::predict_costs(t.out, g), train::predict_costs(t.out, g)) << name;
+    // One JSON line per epoch (or per 10 XGBoost rounds) in the log.
+    std::ifstream log(t.out + ".log.jsonl");
+    std::string line;
+    int lines = 0;
+    while (std::getline(log, line)) ++lines;
+    EXPECT_GE(lines, 2) << name;
+  }
+}
+
+TEST_F(Training, ResumeContinuesWhereItStopped) {
+  TempDir out;
+  auto straight = options("sage", out / "straight.pt");
+  train::train_model(straight);
+  auto first = options("sage", out / "resumed.pt");
+  first.stop_after = 2;  // as if interrupted after epoch 2
+  train::train_model(first);
+  auto rest = first;
+  rest.stop_after = 0;
+  rest.resume = true;
+  train::train_model(rest);
+  const std::string g = fs::directory_iterator(fs::path(dir_->str()) / "valid")->path().string();
+  const auto a = train::predict_costs(out / "straight.pt.resume", g);
+  const auto b = train::predict_costs(out / "resumed.pt.resume", g);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-4 * (1 + std::abs(a[i])));
+}
+
+TEST_F(Training, BadCheckpointsAreInputErrors) {
+  TempDir out;
+  const std::string g = fs::directory_iterator(fs::path(dir_->str()) / "test")->path().string();
+  {
+    std::ofstream f(out / "junk.pt");
+    f << "not a checkpoint";
+  }
+  EXPECT_THROW(train::predict_costs(out / "junk.pt", g), InputError);
+  EXPECT_THROW(train::predict_costs(out / "missing.pt", g), InputError);
+  // A checkpoint written under another feature schema is refused with a clear message.
+  torch::serialize::OutputArchive a;
+  a.write("meta", c10::IValue(std::string(
+                      R"({"format":"tcost-checkpoint","format_version":1,"feature_schema":999})")));
+  a.save_to(out / "old.pt");
+  try {
+    train::predict_costs(out / "old.pt", g);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("feature schema 999"), std::string::npos) << e.what();
+  }
+  // Truncated weights.
+  auto t = options("tgraph", out / "t.pt");
+  t.epochs = 1;
+  train::train_model(t);
+  const auto size = fs::file_size(t.out);
+  fs::resize_file(t.out, size / 2);
+  EXPECT_THROW(train::predict_costs(t.out, g), InputError);
+}
+
+}  // namespace
+}  // namespace tcost
