@@ -13,6 +13,7 @@
 #include "core/metrics.h"
 #include "core/synth.h"
 #include "core/tpugraphs_io.h"
+#include "train/api.h"
 
 namespace tcost::cli {
 namespace {
@@ -21,6 +22,8 @@ struct BenchOptions {
   int64_t configs = 100000;  // configurations for the metric benchmark
   int repeats = 5;
   uint64_t seed = 1;
+  bool models = true;  // also benchmark the neural models
+  train::BenchModelOptions model;
 };
 
 template <typename F>
@@ -81,6 +84,7 @@ void run_bench(const BenchOptions& o) {
       "npz layout graph {} nodes x {} configs ({:.1f} MB deflated): save {:.1f} ms, "
       "load+validate {:.1f} ms\n",
       g.num_nodes, g.num_configs, bytes / 1e6, t_save * 1e3, t_load * 1e3);
+  if (o.models) train::bench_models(o.model);
 }
 
 }  // namespace
@@ -95,6 +99,18 @@ void register_bench(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
   cmd->add_option("--seed", o->seed, "Random seed")->capture_default_str();
+  cmd->add_flag("!--no-models", o->models, "Skip the model benchmarks");
+  cmd->add_option("--nodes", o->model.pruned_nodes,
+                  "Nodes of the model benchmark graph (after pruning)")
+      ->capture_default_str()
+      ->check(CLI::Range(8, 1000000));
+  cmd->add_option("--model-configs", o->model.configs, "Configurations scored per model")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 10000000));
+  cmd->add_option("--chunk", o->model.chunk, "Configurations per forward pass")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+  cmd->add_option("--threads", o->model.threads, "Threads (0 = all cores)");
   cmd->callback([o] { run_bench(*o); });
 }
 

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "core/ast.h"
 #include "core/dataset.h"
 #include "core/error.h"
 #include "core/tpugraphs_io.h"
@@ -23,6 +24,33 @@ int64_t median(std::vector<int64_t> v) {
   return v[v.size() / 2];
 }
 
+// Syntax-tree files: one tree per configuration.
+void print_ast(const std::string& f, bool json) {
+  const AstSet s = load_ast(f);
+  std::vector<int64_t> rt = s.runtime_ns;
+  const int64_t lo = *std::min_element(rt.begin(), rt.end());
+  const int64_t hi = *std::max_element(rt.begin(), rt.end());
+  const int64_t med = median(rt);
+  if (json) {
+    nlohmann::json j = {{"file", f},
+                        {"collection", "ast"},
+                        {"nodes", s.num_nodes()},
+                        {"edges", s.num_edges()},
+                        {"configs", s.num_configs},
+                        {"config_nodes", 0},
+                        {"node_feat_width", s.node_feat_width},
+                        {"config_feat_width", s.config_feat_width},
+                        {"runtime_min_ns", lo},
+                        {"runtime_median_ns", med},
+                        {"runtime_max_ns", hi}};
+    std::cout << j.dump() << '\n';
+  } else {
+    fmt::print("{:<40} {:>10} {:>7} {:>7} {:>7} {:>6} {:>5} {:>12} {:>12} {:>12} {:>5}\n", f, "ast",
+               s.num_nodes(), s.num_edges(), s.num_configs, 0, s.config_feat_width, lo, med, hi,
+               "-");
+  }
+}
+
 void run_info(const InfoOptions& o) {
   std::vector<std::string> files;
   for (const auto& p : o.paths) {
@@ -36,6 +64,10 @@ void run_info(const InfoOptions& o) {
                "rt_median_ns", "rt_max_ns", "dups");
   }
   for (const auto& f : files) {
+    if (is_ast_file(f)) {
+      print_ast(f, o.json);
+      continue;
+    }
     const Graph g = load_graph(f);
     const int64_t lo = *std::min_element(g.runtime_ns.begin(), g.runtime_ns.end());
     const int64_t hi = *std::max_element(g.runtime_ns.begin(), g.runtime_ns.end());

@@ -25,7 +25,7 @@ void print_report(const ScoreReport& r, bool json) {
     for (const auto& s : r.per_graph) {
       nlohmann::json j = {
           {"id", s.id}, {"collection", collection_name(s.collection)}, {"configs", s.configs}};
-      if (s.collection == Collection::kLayout) {
+      if (s.collection != Collection::kTile) {
         j["kendall_tau"] = num(s.kendall_tau);
         j["opa"] = num(s.opa);
       } else {
@@ -47,7 +47,7 @@ void print_report(const ScoreReport& r, bool json) {
     return;
   }
   for (const auto& s : r.per_graph) {
-    if (s.collection == Collection::kLayout) {
+    if (s.collection != Collection::kTile) {
       fmt::print("{:<40} configs={:<6} kendall_tau={:.4f} opa={:.4f}\n", s.id, s.configs,
                  s.kendall_tau, s.opa);
     } else {
@@ -56,8 +56,8 @@ void print_report(const ScoreReport& r, bool json) {
     }
   }
   if (r.layout_graphs > 0) {
-    fmt::print("mean over {} layout graphs: kendall_tau={:.4f} opa={:.4f}\n", r.layout_graphs,
-               r.mean_kendall_tau, r.mean_opa);
+    fmt::print("mean over {} graphs ranked in full (layout/ast): kendall_tau={:.4f} opa={:.4f}\n",
+               r.layout_graphs, r.mean_kendall_tau, r.mean_opa);
   }
   if (r.tile_graphs > 0) {
     fmt::print("mean over {} tile graphs: slowdown@1={:.4f} @5={:.4f} @10={:.4f}\n", r.tile_graphs,
@@ -103,9 +103,9 @@ void register_model_commands(CLI::App& app) {
   auto* train =
       app.add_subcommand("train", "Train a cost model on DIR/train, validating on DIR/valid");
   train->add_option("--data", t->data, "Dataset root with train/ and valid/")->required();
-  train->add_option("--model", t->model, "gcn-baseline | sage | tgraph | xgb")
+  train->add_option("--model", t->model, "gcn-baseline | sage | tgraph | ast-gcn | xgb")
       ->capture_default_str()
-      ->check(CLI::IsMember({"gcn-baseline", "sage", "tgraph", "xgb"}));
+      ->check(CLI::IsMember({"gcn-baseline", "sage", "tgraph", "ast-gcn", "xgb"}));
   train->add_option("--out", t->out, "Best checkpoint (also OUT.resume, OUT.log.jsonl)")
       ->required();
   train->add_option("--epochs", t->epochs, "Epochs")

@@ -2,6 +2,7 @@
 #include "cli/commands.h"
 #include "core/error.h"
 #include "core/synth.h"
+#include "core/synth_ast.h"
 
 namespace tcost::cli {
 namespace {
@@ -13,15 +14,16 @@ struct SynthCliOptions {
 };
 
 void run_synth(SynthCliOptions o) {
-  if (o.collection == "layout") {
-    o.synth.collection = Collection::kLayout;
-  } else if (o.collection == "tile") {
-    o.synth.collection = Collection::kTile;
+  SynthSummary s;
+  if (o.collection == "layout" || o.collection == "tile") {
+    o.synth.collection = o.collection == "layout" ? Collection::kLayout : Collection::kTile;
+    s = write_synth_dataset(o.out, o.synth);
+  } else if (o.collection == "ast") {
+    s = write_synth_ast_dataset(o.out, o.synth);
   } else {
     throw UsageError(
-        fmt::format("--collection: expected layout or tile, found '{}'", o.collection));
+        fmt::format("--collection: expected layout, tile or ast, found '{}'", o.collection));
   }
-  const SynthSummary s = write_synth_dataset(o.out, o.synth);
   fmt::print("wrote {} {} graphs x {} configs to {} (train {}, valid {}, test {})\n",
              s.train + s.valid + s.test, o.collection, o.synth.configs, o.out, s.train, s.valid,
              s.test);
@@ -33,7 +35,7 @@ void register_synth(CLI::App& app) {
   auto o = std::make_shared<SynthCliOptions>();
   auto* cmd = app.add_subcommand("synth", "Write a synthetic dataset in the TpuGraphs schema");
   cmd->add_option("--out", o->out, "Output directory (train/, valid/, test/ inside)")->required();
-  cmd->add_option("--collection", o->collection, "layout or tile")->capture_default_str();
+  cmd->add_option("--collection", o->collection, "layout, tile or ast")->capture_default_str();
   cmd->add_option("--graphs", o->synth.graphs, "Graphs in all splits")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000000));

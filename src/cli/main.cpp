@@ -1,5 +1,7 @@
 // tcost: learned cost models for tensor compilers. One catch here maps errors to exit codes:
 // 0 success, 1 bad input, 2 bad usage, 3 internal error.
+#include <malloc.h>
+
 #include <cstdio>
 #include <exception>
 
@@ -7,6 +9,10 @@
 #include "core/error.h"
 
 int main(int argc, char** argv) {
+  // Tensors of tens of MB are allocated and freed on every forward pass. glibc would map and
+  // unmap each one (a page fault per 4 KiB every time); keep freed memory for reuse instead.
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 512 << 20);
   CLI::App app{"tcost: learned cost models for tensor compilers"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Print help for all subcommands");

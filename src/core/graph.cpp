@@ -10,7 +10,9 @@
 
 namespace tcost {
 
-const char* collection_name(Collection c) { return c == Collection::kLayout ? "layout" : "tile"; }
+const char* collection_name(Collection c) {
+  return c == Collection::kLayout ? "layout" : c == Collection::kTile ? "tile" : "ast";
+}
 
 int64_t Graph::config_stride() const {
   return collection == Collection::kLayout ? num_config_nodes() * config_feat_width

@@ -11,8 +11,9 @@
 
 namespace tcost {
 
-enum class Collection { kLayout, kTile };
-const char* collection_name(Collection c);  // "layout" / "tile"
+// kAst marks syntax-tree data (ast.h); Graph itself is always layout or tile.
+enum class Collection { kLayout, kTile, kAst };
+const char* collection_name(Collection c);  // "layout" / "tile" / "ast"
 
 // TpuGraphs node-feature positions (width 140).
 namespace node_feat {

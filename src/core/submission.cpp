@@ -183,7 +183,7 @@ ScoreReport summarize_scores(std::vector<GraphScore> per_graph) {
   ScoreReport report;
   std::vector<double> taus, opas, s1, s5, s10;
   for (const GraphScore& s : per_graph) {
-    if (s.collection == Collection::kLayout) {
+    if (s.collection != Collection::kTile) {  // layout and ast: rankings of all configs
       ++report.layout_graphs;
       taus.push_back(s.kendall_tau);
       opas.push_back(s.opa);

@@ -36,7 +36,8 @@ struct GraphScore {
 
 struct ScoreReport {
   std::vector<GraphScore> per_graph;
-  int64_t layout_graphs = 0, tile_graphs = 0;
+  int64_t layout_graphs = 0;  // graphs ranked in full: layout (and ast) graphs
+  int64_t tile_graphs = 0;
   double mean_kendall_tau = 0, mean_opa = 0;                              // over layout graphs
   double mean_slowdown_1 = 0, mean_slowdown_5 = 0, mean_slowdown_10 = 0;  // over tile graphs
 };

@@ -416,10 +416,8 @@ Graph make_synth_graph(const SynthOptions& options, int index) {
   return g;
 }
 
-SynthSummary write_synth_dataset(const std::string& out_dir, const SynthOptions& options) {
+std::vector<std::pair<int, Split>> synth_splits(const SynthOptions& options) {
   if (options.graphs < 1) throw UsageError("--graphs must be at least 1");
-  if (options.min_nodes > options.max_nodes) throw UsageError("min_nodes > max_nodes");
-  // Splits by graph: a shuffled order, test first, then valid, the rest train.
   std::vector<int> order(static_cast<size_t>(options.graphs));
   std::iota(order.begin(), order.end(), 0);
   std::mt19937_64 rng(options.seed * 7919 + 17);
@@ -433,20 +431,33 @@ SynthSummary write_synth_dataset(const std::string& out_dir, const SynthOptions&
   }
   n_test = std::min(n_test, n);
   n_valid = std::min(n_valid, n - n_test);
-  SynthSummary summary;
+  std::vector<std::pair<int, Split>> out;
   for (int k = 0; k < n; ++k) {
-    const int index = order[k];
-    const Split split =
-        k < n_test ? Split::kTest : (k < n_test + n_valid ? Split::kValid : Split::kTrain);
-    const fs::path dir = fs::path(out_dir) / split_name(split);
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec) throw InputError(fmt::format("{}: cannot create: {}", dir.string(), ec.message()));
+    out.emplace_back(order[k], k < n_test ? Split::kTest
+                                          : (k < n_test + n_valid ? Split::kValid : Split::kTrain));
+  }
+  return out;
+}
+
+std::string synth_path(const std::string& out_dir, Split split, const std::string& name) {
+  const fs::path dir = fs::path(out_dir) / split_name(split);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw InputError(fmt::format("{}: cannot create: {}", dir.string(), ec.message()));
+  return (dir / (name + ".npz")).string();
+}
+
+void count_split(SynthSummary& s, Split split) {
+  (split == Split::kTest ? s.test : split == Split::kValid ? s.valid : s.train)++;
+}
+
+SynthSummary write_synth_dataset(const std::string& out_dir, const SynthOptions& options) {
+  if (options.min_nodes > options.max_nodes) throw UsageError("min_nodes > max_nodes");
+  SynthSummary summary;
+  for (const auto& [index, split] : synth_splits(options)) {
     const Graph g = make_synth_graph(options, index);
-    save_graph((dir / (g.name + ".npz")).string(), g, true);
-    (split == Split::kTest    ? summary.test
-     : split == Split::kValid ? summary.valid
-                              : summary.train)++;
+    save_graph(synth_path(out_dir, split, g.name), g, true);
+    count_split(summary, split);
   }
   return summary;
 }

@@ -10,6 +10,10 @@
 #include <cstdint>
 #include <string>
 
+#include <utility>
+#include <vector>
+
+#include "core/dataset.h"
 #include "core/graph.h"
 
 namespace tcost {
@@ -32,5 +36,13 @@ struct SynthSummary {
   int train = 0, valid = 0, test = 0;
 };
 SynthSummary write_synth_dataset(const std::string& out_dir, const SynthOptions& options);
+
+// The split of each graph index: a seeded shuffle, test first, then valid, the rest train
+// (at least one test and one valid graph when there are 3 or more). Returns (index, split)
+// pairs in writing order.
+std::vector<std::pair<int, Split>> synth_splits(const SynthOptions& options);
+// Creates <out>/<split>/ and returns the path of file `name` in it.
+std::string synth_path(const std::string& out_dir, Split split, const std::string& name);
+void count_split(SynthSummary& summary, Split split);
 
 }  // namespace tcost

@@ -23,6 +23,31 @@ torch::Tensor from_ints(const std::vector<int32_t>& v) {
       .to(torch::kInt64);
 }
 
+// Edge tensors and degree normalisations, shared by graphs and syntax trees.
+void set_edges(GraphInput& in, const std::vector<int32_t>& edges, int64_t n) {
+  const int64_t m = static_cast<int64_t>(edges.size() / 2);
+  std::vector<int64_t> src(static_cast<size_t>(2 * m)), dst(static_cast<size_t>(2 * m));
+  std::vector<float> deg(static_cast<size_t>(n), 0.0f);
+  for (int64_t e = 0; e < m; ++e) {
+    const int64_t u = edges[2 * e], v = edges[2 * e + 1];
+    src[2 * e] = v;
+    dst[2 * e] = u;
+    src[2 * e + 1] = u;
+    dst[2 * e + 1] = v;
+    deg[u] += 1;
+    deg[v] += 1;
+  }
+  in.src = torch::tensor(src, torch::kInt64);
+  in.dst = torch::tensor(dst, torch::kInt64);
+  const auto d = torch::tensor(deg, torch::kFloat32);
+  in.inv_deg = (1.0 / d.clamp_min(1)).unsqueeze(1);
+  const auto d1 = d + 1;  // with self loop
+  in.self_norm = (1.0 / d1).unsqueeze(1);
+  in.gcn_norm =
+      m > 0 ? torch::rsqrt(d1.index_select(0, in.src) * d1.index_select(0, in.dst)).unsqueeze(1)
+            : torch::zeros({0, 1});
+}
+
 }  // namespace
 
 Normalizer Normalizer::fit(const std::vector<std::string>& files, int64_t max_configs) {
@@ -119,7 +144,9 @@ Normalizer Normalizer::load(torch::serialize::InputArchive& a) {
   Normalizer n;
   torch::Tensor t;
   a.read("collection", t);
-  n.collection = t.item<int64_t>() == 0 ? Collection::kLayout : Collection::kTile;
+  const int64_t c = t.item<int64_t>();
+  if (c < 0 || c > 2) throw InputError("checkpoint normaliser names an unknown collection");
+  n.collection = static_cast<Collection>(c);
   a.read("node_feat_width", t);
   n.node_feat_width = t.item<int64_t>();
   a.read("config_feat_width", t);
@@ -161,26 +188,7 @@ PreparedGraph prepare_graph(const Graph& full, const Normalizer& norm, int prune
   in.opcode = from_ints(g.node_opcode);
   // Messages in both directions: a node hears its operands and its users.
   const int64_t m = g.num_edges();
-  std::vector<int64_t> src(static_cast<size_t>(2 * m)), dst(static_cast<size_t>(2 * m));
-  std::vector<float> deg(static_cast<size_t>(n), 0.0f);
-  for (int64_t e = 0; e < m; ++e) {
-    const int64_t u = g.edges[2 * e], v = g.edges[2 * e + 1];
-    src[2 * e] = v;
-    dst[2 * e] = u;
-    src[2 * e + 1] = u;
-    dst[2 * e + 1] = v;
-    deg[u] += 1;
-    deg[v] += 1;
-  }
-  in.src = torch::tensor(src, torch::kInt64);
-  in.dst = torch::tensor(dst, torch::kInt64);
-  const auto d = torch::tensor(deg, torch::kFloat32);
-  in.inv_deg = (1.0 / d.clamp_min(1)).unsqueeze(1);
-  const auto d1 = d + 1;  // with self loop
-  in.self_norm = (1.0 / d1).unsqueeze(1);
-  in.gcn_norm =
-      m > 0 ? torch::rsqrt(d1.index_select(0, in.src) * d1.index_select(0, in.dst)).unsqueeze(1)
-            : torch::zeros({0, 1});
+  set_edges(in, g.edges, n);
   // Shapes, for layout-aware features: the dims a layout makes minor.
   std::vector<float> dims(static_cast<size_t>((n + 1) * 6), 0.0f);
   if (g.node_feat_width > node_feat::kShapeDimsBegin + 6) {
@@ -241,6 +249,83 @@ PreparedGraph select_configs(const PreparedGraph& g, const torch::Tensor& index)
   out.configs = g.configs.index_select(0, index);
   out.targets = g.targets.index_select(0, index);
   return out;
+}
+
+}  // namespace tcost::model
+
+namespace tcost::model {
+
+Normalizer fit_ast_normalizer(const std::vector<std::string>& files) {
+  if (files.empty()) throw InputError("cannot fit feature statistics: the training split is empty");
+  Normalizer n;
+  n.collection = Collection::kAst;
+  torch::Tensor sum, sq;
+  double count = 0, lsum = 0, lsq = 0, lcount = 0;
+  for (size_t i = 0; i < files.size(); ++i) {
+    const AstSet s = load_ast(files[i]);
+    if (i == 0) {
+      n.node_feat_width = s.node_feat_width;
+      sum = torch::zeros({s.node_feat_width}, torch::kFloat64);
+      sq = torch::zeros_like(sum);
+    } else if (s.node_feat_width != n.node_feat_width) {
+      throw InputError(fmt::format("{}: node feature width {}, the dataset's is {}", files[i],
+                                   s.node_feat_width, n.node_feat_width));
+    }
+    const auto x =
+        signed_log1p(from_floats(s.feats, {s.num_nodes(), s.node_feat_width})).to(torch::kFloat64);
+    sum += x.sum(0);
+    sq += (x * x).sum(0);
+    count += static_cast<double>(s.num_nodes());
+    for (int64_t r : s.runtime_ns) {
+      const double l = std::log(static_cast<double>(r));
+      lsum += l;
+      lsq += l * l;
+      lcount += 1;
+    }
+  }
+  n.node_mean = (sum / count).to(torch::kFloat32);
+  const auto sd = (sq / count - (sum / count).pow(2)).clamp_min(0).sqrt();
+  n.node_std = torch::where(sd < 1e-6, torch::ones_like(sd), sd).to(torch::kFloat32);
+  n.config_feat_width = 0;
+  n.tile_mean = torch::zeros({0});
+  n.tile_std = torch::ones({0});
+  n.log_target_mean = lsum / lcount;
+  n.log_target_std = std::max(
+      1e-6, std::sqrt(std::max(0.0, lsq / lcount - n.log_target_mean * n.log_target_mean)));
+  return n;
+}
+
+PreparedGraph prepare_ast_batch(const AstSet& set, const std::vector<int64_t>& indices,
+                                const Normalizer& norm) {
+  if (norm.collection != Collection::kAst || set.node_feat_width != norm.node_feat_width) {
+    throw InputError(fmt::format("{}: syntax trees with {} node features do not fit this model",
+                                 set.source, set.node_feat_width));
+  }
+  const AstSet s = select_ast_configs(set, indices);
+  PreparedGraph p;
+  p.name = s.name;
+  p.collection = Collection::kAst;
+  GraphInput& in = p.input;
+  const int64_t n = s.num_nodes();
+  in.num_nodes = n;
+  in.node_feat =
+      (signed_log1p(from_floats(s.feats, {n, s.node_feat_width})) - norm.node_mean) / norm.node_std;
+  in.opcode = from_ints(s.kinds);
+  std::vector<int32_t> edges(s.edges.size());
+  std::vector<int64_t> tree(static_cast<size_t>(n));
+  for (int64_t c = 0; c < s.num_configs; ++c) {
+    for (int64_t i = s.node_offsets[c]; i < s.node_offsets[c + 1]; ++i) tree[i] = c;
+    for (int64_t k = 2 * s.edge_offsets[c]; k < 2 * s.edge_offsets[c + 1]; ++k) {
+      edges[k] = static_cast<int32_t>(s.edges[k] + s.node_offsets[c]);  // local -> batch ids
+    }
+  }
+  set_edges(in, edges, n);
+  in.tree_id = torch::tensor(tree, torch::kInt64);
+  in.config_pos = torch::zeros({0}, torch::kInt64);
+  p.configs = torch::zeros({s.num_configs, 0});
+  std::vector<double> t(s.runtime_ns.begin(), s.runtime_ns.end());
+  p.targets = torch::tensor(t, torch::kFloat64);
+  return p;
 }
 
 }  // namespace tcost::model

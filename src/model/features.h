@@ -14,6 +14,7 @@
 #include <functional>
 #include <string>
 
+#include "core/ast.h"
 #include "core/dataset.h"
 #include "core/graph.h"
 
@@ -57,6 +58,7 @@ struct GraphInput {
   torch::Tensor operand_config;  // (nc, 2) int64 position of that producer among the
                                  // configurable nodes, -1 when it is fixed or absent
   torch::Tensor node_layout;     // (n + 1, 6) each node's own layout (node features 134-139)
+  torch::Tensor tree_id;         // ast: (n) int64 the configuration each node's tree belongs to
 };
 
 struct PreparedGraph {
@@ -72,5 +74,12 @@ struct PreparedGraph {
 PreparedGraph prepare_graph(const Graph& g, const Normalizer& norm, int prune_hops);
 // The same graph restricted to configurations `index` (a 1-d int64 tensor).
 PreparedGraph select_configs(const PreparedGraph& g, const torch::Tensor& index);
+
+// Syntax trees: statistics over the node features of every tree in `files`.
+Normalizer fit_ast_normalizer(const std::vector<std::string>& files);
+// The trees of configurations `indices` of one program as one disjoint graph: node_feat and
+// opcode (= node kind) per node, edges both ways, tree_id per node; configs is (K, 0).
+PreparedGraph prepare_ast_batch(const AstSet& set, const std::vector<int64_t>& indices,
+                                const Normalizer& norm);
 
 }  // namespace tcost::model

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/ast.h"
 #include "core/error.h"
 #include "core/opcodes.h"
 
@@ -274,6 +275,50 @@ class TGraph : public CostModel {
   torch::nn::Linear head_{nullptr};
 };
 
+// The syntax-tree GCN (Tomczak et al.): each configuration is its own loop-nest tree; node kind
+// embedding + numeric features, residual GCN layers over the trees of a batch (one disjoint
+// graph), mean and scaled-sum readout per tree, an MLP regressing the standardised log runtime.
+class AstGcn : public CostModel {
+ public:
+  explicit AstGcn(const ModelOptions& o, const ModelDims& d) : o_(o) {
+    kind_ = register_module("kind", torch::nn::Embedding(kAstNumKinds, o.opcode_dim));
+    input_ =
+        register_module("input", torch::nn::Linear(d.node_feat_width + o.opcode_dim, o.hidden));
+    for (int l = 0; l < o.layers; ++l) {
+      layers_.push_back(
+          register_module("gcn" + std::to_string(l), torch::nn::Linear(o.hidden, o.hidden)));
+    }
+    head1_ = register_module("head1", torch::nn::Linear(2 * o.hidden, o.hidden));
+    head2_ = register_module("head2", torch::nn::Linear(o.hidden, 1));
+  }
+  torch::Tensor forward(const GraphInput& g, const torch::Tensor& configs) override {
+    const int64_t k = configs.size(0);
+    auto x = torch::relu(input_(torch::cat({g.node_feat, kind_(g.opcode)}, 1))).unsqueeze(0);
+    for (auto& lin : layers_) x = x + torch::relu(gcn_aggregate(g, lin(x)));
+    const auto h = x.squeeze(0);
+    const auto count = torch::zeros({k})
+                           .index_add(0, g.tree_id, torch::ones({g.num_nodes}))
+                           .clamp_min(1)
+                           .unsqueeze(1);
+    const auto sum = torch::zeros({k, h.size(1)}).index_add(0, g.tree_id, h);
+    const auto pooled = torch::cat({sum / count, sum / count.sqrt()}, 1);
+    return head2_(torch::relu(head1_(pooled))).squeeze(1);
+  }
+  double flops_per_config(const GraphInput& g) const override {
+    const double trees = std::max<double>(
+        1, static_cast<double>(g.tree_id.numel() > 0 ? g.tree_id.max().item<int64_t>() + 1 : 1));
+    const double n = static_cast<double>(g.num_nodes) / trees, h = o_.hidden;
+    return n * h * h * o_.layers + n * h * h;
+  }
+
+ private:
+  ModelOptions o_;
+  torch::nn::Embedding kind_{nullptr};
+  torch::nn::Linear input_{nullptr};
+  std::vector<torch::nn::Linear> layers_;
+  torch::nn::Linear head1_{nullptr}, head2_{nullptr};
+};
+
 }  // namespace
 
 std::string ModelOptions::to_json() const {
@@ -330,6 +375,9 @@ ModelOptions ModelOptions::resolved() const {
     if (o.hidden == 0) o.hidden = 32;
   } else if (o.name == "sage") {
     if (o.hidden == 0) o.hidden = 64;
+  } else if (o.name == "ast-gcn") {
+    if (o.hidden == 0) o.hidden = 64;
+    if (o.layers == 0) o.layers = 3;
   } else if (o.name == "tgraph") {
     if (o.hidden == 0) o.hidden = 128;
     if (o.prune_hops == -2) o.prune_hops = 1;
@@ -353,8 +401,15 @@ std::shared_ptr<CostModel> make_model(const ModelOptions& options, const ModelDi
   if (o.name == "gcn-baseline") return std::make_shared<GcnBaseline>(o, dims, norm);
   if (o.name == "sage") return std::make_shared<Sage>(o, dims, norm);
   if (o.name == "tgraph") return std::make_shared<TGraph>(o, dims, norm);
-  throw UsageError(
-      fmt::format("unknown model '{}': expected gcn-baseline, sage, tgraph or xgb", o.name));
+  if (o.name == "ast-gcn") {
+    if (dims.collection != Collection::kAst)
+      throw UsageError("ast-gcn trains on syntax-tree (ast) datasets");
+    return std::make_shared<AstGcn>(o, dims);
+  }
+  if (dims.collection == Collection::kAst)
+    throw UsageError(fmt::format("{} does not read syntax trees; use ast-gcn", o.name));
+  throw UsageError(fmt::format(
+      "unknown model '{}': expected gcn-baseline, sage, tgraph, ast-gcn or xgb", o.name));
 }
 
 }  // namespace tcost::model

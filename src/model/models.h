@@ -8,6 +8,8 @@
 //                  squeeze-excitation -> cross-configuration attention -> GELU, SAGE blocks
 //                  with residuals, mean pooling, linear head. Tile graphs join the graph-level
 //                  config features to every node.
+//   ast-gcn      - syntax-tree GCN: one loop-nest tree per configuration (ast datasets),
+//                  residual GCN, per-tree readout, MLP regressing standardised log runtime.
 // Work that does not depend on the configuration (node encoders) runs once per forward call,
 // shared by all K configurations.
 #pragma once
@@ -24,7 +26,7 @@ namespace tcost::model {
 
 // Architecture options; stored in checkpoints as JSON. 0 / -2 mean "the model's default".
 struct ModelOptions {
-  std::string name = "tgraph";   // gcn-baseline | sage | tgraph
+  std::string name = "tgraph";   // gcn-baseline | sage | tgraph | ast-gcn
   int hidden = 0;                // width (defaults: gcn 32, sage 64, tgraph 128)
   int layers = 0;                // message-passing layers (default 2)
   int opcode_dim = 32;           // opcode embedding width

@@ -18,7 +18,7 @@ namespace tcost::train {
 struct TrainOptions {
   std::string data;              // dataset root: train/, valid/ (test/ is not read)
   std::string out;               // best checkpoint; also OUT.resume and OUT.log.jsonl
-  std::string model = "tgraph";  // gcn-baseline | sage | tgraph | xgb
+  std::string model = "tgraph";  // gcn-baseline | sage | tgraph | ast-gcn | xgb
   int hidden = 0;                // 0: the model's default width
   int layers = 0;                // 0: default (2)
   int prune_hops = -2;           // tgraph pruning hops; -2 default (1), -1 none

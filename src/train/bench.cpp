@@ -9,6 +9,7 @@
 #include "core/synth.h"
 #include "model/models.h"
 #include "train/api.h"
+#include "train/chunking.h"
 #include "train/losses.h"
 
 namespace tcost::train {
@@ -42,8 +43,10 @@ void bench_models(const BenchModelOptions& o) {
   if (o.threads > 0) torch::set_num_threads(o.threads);
   torch::manual_seed(o.seed);
   const double peak = matmul_gflops(2048, 2048, 2048, o.repeats);
-  fmt::print("matmul 2048x2048x2048 float32: {:.1f} GFLOP/s ({} threads)\n", peak,
-             torch::get_num_threads());
+  fmt::print(
+      "matmul 2048x2048x2048 float32: {:.1f} GFLOP/s (LibTorch intra-op threads {}; BLAS uses its "
+      "own pool)\n",
+      peak, torch::get_num_threads());
   SynthOptions so;
   so.configs = o.configs;
   so.seed = o.seed;
@@ -57,15 +60,16 @@ void bench_models(const BenchModelOptions& o) {
     auto m = model::make_model(mo, {g.collection, g.node_feat_width, g.config_feat_width}, norm);
     const auto p = model::prepare_graph(g, norm, m->prune_hops());
     const int64_t hidden = mo.resolved().hidden;
-    // Inference: every configuration, in chunks.
+    // Inference: every configuration, in chunks, as evaluation runs them.
+    const int64_t chunk = configs_per_pass(o.chunk, p.input.num_nodes, hidden, kInferenceBudget);
     double seconds = 0;
     {
       torch::NoGradGuard no_grad;
       m->eval();
       auto run = [&] {
-        for (int64_t s = 0; s < p.num_configs(); s += o.chunk) {
+        for (int64_t s = 0; s < p.num_configs(); s += chunk) {
           m->forward(p.input,
-                     p.configs.narrow(0, s, std::min<int64_t>(o.chunk, p.num_configs() - s)));
+                     p.configs.narrow(0, s, std::min<int64_t>(chunk, p.num_configs() - s)));
         }
       };
       run();  // warm-up
@@ -73,7 +77,7 @@ void bench_models(const BenchModelOptions& o) {
     }
     const double flops = 2.0 * m->flops_per_config(p.input) * static_cast<double>(p.num_configs());
     const double gflops = flops / seconds / 1e9;
-    const double layer_peak = matmul_gflops(o.chunk * p.input.num_nodes, hidden, hidden, o.repeats);
+    const double layer_peak = matmul_gflops(chunk * p.input.num_nodes, hidden, hidden, o.repeats);
     // Training: one step of 32 configurations.
     m->train();
     torch::optim::AdamW opt(m->parameters(), torch::optim::AdamWOptions(1e-3));
@@ -90,7 +94,7 @@ void bench_models(const BenchModelOptions& o) {
         "{:<13} nodes {:>4}  inference {:>9.0f} configs/s  {:6.1f} GFLOP/s = {:4.0f}% of matmul "
         "({:.0f}% of a {}x{}x{} matmul at {:.1f})  train step (K=32) {:.1f} ms\n",
         name, p.input.num_nodes, static_cast<double>(p.num_configs()) / seconds, gflops,
-        100.0 * gflops / peak, 100.0 * gflops / layer_peak, o.chunk * p.input.num_nodes, hidden,
+        100.0 * gflops / peak, 100.0 * gflops / layer_peak, chunk * p.input.num_nodes, hidden,
         hidden, layer_peak, step_s * 1e3);
   }
   struct rusage ru {};

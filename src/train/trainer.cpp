@@ -1,4 +1,6 @@
 // Losses, the training loop, evaluation and prediction for the neural models.
+#include <sys/resource.h>
+
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -9,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/ast.h"
 #include "core/dataset.h"
 #include "core/error.h"
 #include "core/metrics.h"
@@ -17,6 +20,7 @@
 #include "core/tpugraphs_io.h"
 #include "train/api.h"
 #include "train/checkpoint.h"
+#include "train/chunking.h"
 #include "train/losses.h"
 #include "train/xgb.h"
 
@@ -47,7 +51,12 @@ torch::Tensor mse_loss(const torch::Tensor& cost, const torch::Tensor& target, d
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr int64_t kActivationBudget = int64_t{1} << 25;  // K * n * hidden per forward pass
+
+double peak_rss_mib() {
+  struct rusage ru {};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_maxrss) / 1024.0;
+}
 
 double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
@@ -57,20 +66,13 @@ void set_threads(int threads) {
   if (threads > 0) torch::set_num_threads(threads);
 }
 
-// Configurations per forward pass that keep K * n * hidden within the activation budget.
-int64_t chunk_for(int64_t wanted, int64_t nodes, int64_t hidden) {
-  const int64_t cap =
-      std::max<int64_t>(1, kActivationBudget / std::max<int64_t>(1, nodes * hidden));
-  return std::max<int64_t>(1, std::min(wanted, cap));
-}
-
 // Costs of all configurations of a prepared graph, in chunks, without gradients.
 std::vector<double> predict_prepared(model::CostModel& m, const model::PreparedGraph& g,
                                      int64_t chunk, int64_t hidden) {
   torch::NoGradGuard no_grad;
   m.eval();
   const int64_t c = g.num_configs();
-  const int64_t step = chunk_for(chunk, g.input.num_nodes, hidden);
+  const int64_t step = configs_per_pass(chunk, g.input.num_nodes, hidden, kInferenceBudget);
   std::vector<double> out(static_cast<size_t>(c));
   for (int64_t s = 0; s < c; s += step) {
     const int64_t len = std::min(step, c - s);
@@ -86,10 +88,49 @@ struct TrainItem {
   Graph raw;                      // kept only when segmenting
   model::PreparedGraph prepared;  // whole graph otherwise
   bool segmented = false;
+  std::shared_ptr<AstSet> ast;  // syntax trees: batches are built per step
 };
+
+// Costs of all configurations of a syntax-tree program, batch by batch.
+std::vector<double> predict_ast(model::CostModel& m, const AstSet& set,
+                                const model::Normalizer& norm, int64_t chunk) {
+  torch::NoGradGuard no_grad;
+  m.eval();
+  std::vector<double> out;
+  for (int64_t s = 0; s < set.num_configs; s += chunk) {
+    std::vector<int64_t> idx;
+    for (int64_t c = s; c < std::min(set.num_configs, s + chunk); ++c) idx.push_back(c);
+    const auto b = model::prepare_ast_batch(set, idx, norm);
+    const auto cost = m.forward(b.input, b.configs).to(torch::kFloat64).contiguous();
+    out.insert(out.end(), cost.data_ptr<double>(), cost.data_ptr<double>() + cost.numel());
+  }
+  return out;
+}
+
+GraphScore score_ast(const AstSet& set, const std::vector<double>& cost) {
+  GraphScore s;
+  s.id = set.name;
+  s.collection = Collection::kAst;
+  s.configs = set.num_configs;
+  s.listed = set.num_configs;
+  const std::vector<double> truth(set.runtime_ns.begin(), set.runtime_ns.end());
+  s.kendall_tau = kendall_tau_b(cost, truth);
+  s.opa = ordered_pair_accuracy(cost, truth);
+  s.slowdown_1 = slowdown_at_k(cost, truth, 1);
+  s.slowdown_5 = slowdown_at_k(cost, truth, 5);
+  s.slowdown_10 = slowdown_at_k(cost, truth, 10);
+  return s;
+}
 
 model::PreparedGraph sample_step(const TrainItem& item, const model::Normalizer& norm,
                                  int prune_hops, int64_t k, int64_t segment, std::mt19937_64& rng) {
+  if (item.ast) {
+    std::vector<int64_t> idx(static_cast<size_t>(item.ast->num_configs));
+    std::iota(idx.begin(), idx.end(), 0);
+    std::shuffle(idx.begin(), idx.end(), rng);
+    idx.resize(static_cast<size_t>(std::min<int64_t>(k, item.ast->num_configs)));
+    return model::prepare_ast_batch(*item.ast, idx, norm);
+  }
   if (!item.segmented) {
     const int64_t c = item.prepared.num_configs();
     std::vector<int64_t> idx(static_cast<size_t>(c));
@@ -113,14 +154,17 @@ model::PreparedGraph sample_step(const TrainItem& item, const model::Normalizer&
 }
 
 std::string resolve_loss(const std::string& loss, const std::string& model) {
-  if (loss == "auto") return model == "tgraph" ? "hinge" : "listmle";
+  if (loss == "auto") return model == "tgraph" ? "hinge" : model == "ast-gcn" ? "mse" : "listmle";
   if (loss == "listmle" || loss == "hinge" || loss == "mse") return loss;
   throw UsageError(fmt::format("--loss: expected listmle, hinge, mse or auto, found '{}'", loss));
 }
 
-double validate(model::CostModel& m, const std::vector<model::PreparedGraph>& valid, int64_t chunk,
+double validate(model::CostModel& m, const std::vector<model::PreparedGraph>& valid,
+                const std::vector<AstSet>& valid_ast, const model::Normalizer& norm, int64_t chunk,
                 int64_t hidden) {
   std::vector<double> taus;
+  for (const auto& s : valid_ast)
+    taus.push_back(score_ast(s, predict_ast(m, s, norm, chunk)).kendall_tau);
   for (const auto& g : valid) {
     const auto cost = predict_prepared(m, g, chunk, hidden);
     std::vector<double> truth(static_cast<size_t>(g.num_configs()));
@@ -149,6 +193,11 @@ void train_model(const TrainOptions& o) {
   if (train_files.empty())
     throw InputError(fmt::format("{}: no training graphs under train/", o.data));
   const std::string loss_name = resolve_loss(o.loss, o.model);
+  const bool ast_data = is_ast_file(train_files.front());
+  if (ast_data != (o.model == "ast-gcn")) {
+    throw UsageError(ast_data ? fmt::format("{} holds syntax trees: train ast-gcn on it", o.data)
+                              : fmt::format("ast-gcn reads syntax trees; {} holds graphs", o.data));
+  }
   const std::string resume_path = o.out + ".resume";
 
   model::ModelOptions mo;
@@ -168,7 +217,8 @@ void train_model(const TrainOptions& o) {
     }
     mo = start.meta.model;
   } else {
-    start.normalizer = model::Normalizer::fit(train_files);
+    start.normalizer =
+        ast_data ? model::fit_ast_normalizer(train_files) : model::Normalizer::fit(train_files);
     start.model = model::make_model(mo,
                                     {start.normalizer.collection, start.normalizer.node_feat_width,
                                      start.normalizer.config_feat_width},
@@ -185,6 +235,12 @@ void train_model(const TrainOptions& o) {
     Progress progress("preparing", static_cast<int64_t>(train_files.size()));
     for (const auto& f : train_files) {
       TrainItem item;
+      if (ast_data) {
+        item.ast = std::make_shared<AstSet>(load_ast(f));
+        items.push_back(std::move(item));
+        progress.update(static_cast<int64_t>(items.size()));
+        continue;
+      }
       Graph g = load_graph(f);
       merge_duplicate_configs(g);  // duplicates carry no ranking signal
       if (segment > 0 && g.num_nodes > segment) {
@@ -198,7 +254,18 @@ void train_model(const TrainOptions& o) {
     }
   }
   std::vector<model::PreparedGraph> valid;
+  std::vector<AstSet> valid_ast;
   for (const auto& f : ds.files(Split::kValid)) {
+    if (ast_data) {
+      AstSet s = load_ast(f);
+      if (o.max_valid_configs > 0 && s.num_configs > o.max_valid_configs) {
+        std::vector<int64_t> idx;
+        for (int64_t c = 0; c < o.max_valid_configs; ++c) idx.push_back(c);
+        s = select_ast_configs(s, idx);
+      }
+      valid_ast.push_back(std::move(s));
+      continue;
+    }
     Graph g = load_graph(f);
     if (o.max_valid_configs > 0) g = subsample_configs(g, o.max_valid_configs, 99);
     valid.push_back(model::prepare_graph(g, norm, prune));
@@ -256,9 +323,11 @@ void train_model(const TrainOptions& o) {
     const auto t_epoch = Clock::now();
     for (size_t i : order) {
       const auto& item = items[i];
-      const int64_t nodes =
-          item.segmented ? std::min(segment, item.raw.num_nodes) : item.prepared.input.num_nodes;
-      const int64_t k = std::max<int64_t>(2, chunk_for(o.configs_per_step, nodes, mo.hidden * 4));
+      const int64_t nodes = item.ast         ? 1
+                            : item.segmented ? std::min(segment, item.raw.num_nodes)
+                                             : item.prepared.input.num_nodes;
+      const int64_t k = std::max<int64_t>(
+          2, configs_per_pass(o.configs_per_step, nodes, mo.hidden * 4, kTrainingBudget));
       const auto batch = sample_step(item, norm, prune, k, segment, rng);
       if (batch.num_configs() < 2) continue;
       const auto cost = m->forward(batch.input, batch.configs);
@@ -283,8 +352,9 @@ void train_model(const TrainOptions& o) {
                                              loss.item<double>(), meta.best_valid_tau));
     }
     const double train_loss = loss_sum / static_cast<double>(std::max<size_t>(1, order.size()));
-    const double valid_tau =
-        valid.empty() ? -train_loss : validate(*m, valid, o.eval_chunk, mo.hidden);
+    const double valid_tau = valid.empty() && valid_ast.empty()
+                                 ? -train_loss
+                                 : validate(*m, valid, valid_ast, norm, o.eval_chunk, mo.hidden);
     meta.epoch = epoch + 1;
     meta.valid_tau = valid_tau;
     const bool improved = valid_tau > meta.best_valid_tau;
@@ -311,7 +381,7 @@ void train_model(const TrainOptions& o) {
     if (!o.quiet) {
       progress.finish();
       fmt::print("epoch {:>3}/{}  loss {:.4f}  valid {} {:.4f}{}  {:.1f}s\n", meta.epoch, o.epochs,
-                 train_loss, norm.collection == Collection::kLayout ? "tau" : "-slowdown@5",
+                 train_loss, norm.collection != Collection::kTile ? "tau" : "-slowdown@5",
                  valid_tau, improved ? " *" : "", seconds_since(t_epoch));
       progress.resume();
     }
@@ -319,21 +389,27 @@ void train_model(const TrainOptions& o) {
       if (!o.quiet) fmt::print("stopping after {} epochs; continue with --resume\n", o.stop_after);
       break;
     }
-    if (!valid.empty() && meta.epochs_since_best >= o.patience) {
+    if ((!valid.empty() || !valid_ast.empty()) && meta.epochs_since_best >= o.patience) {
       if (!o.quiet) fmt::print("early stop: no validation gain for {} epochs\n", o.patience);
       break;
     }
   }
   progress.finish();
   if (!o.quiet) {
-    fmt::print("best valid {:.4f}; checkpoint {} ({:.1f}s)\n", meta.best_valid_tau, o.out,
-               seconds_since(t_start));
+    fmt::print("best valid {:.4f}; checkpoint {} ({:.1f}s, peak RSS {:.0f} MiB)\n",
+               meta.best_valid_tau, o.out, seconds_since(t_start), peak_rss_mib());
   }
 }
 
 std::vector<double> predict_costs(const std::string& model_path, const std::string& graph_path,
                                   int chunk) {
   const Checkpoint ck = load_checkpoint(model_path);
+  if (is_ast_file(graph_path)) {
+    if (!ck.model || ck.normalizer.collection != Collection::kAst) {
+      throw InputError(fmt::format("{}: syntax trees need an ast-gcn model", graph_path));
+    }
+    return predict_ast(*ck.model, load_ast(graph_path), ck.normalizer, chunk);
+  }
   const Graph g = load_graph(graph_path);
   if (ck.meta.model.name == "xgb") return xgb_predict(ck, g);
   return predict_prepared(*ck.model, model::prepare_graph(g, ck.normalizer, ck.model->prune_hops()),
@@ -356,6 +432,15 @@ ScoreReport evaluate_model(const EvalOptions& o) {
   std::vector<GraphScore> scores;
   Progress progress("evaluating", static_cast<int64_t>(files.size()));
   for (const auto& f : files) {
+    if (is_ast_file(f)) {
+      if (!ck.model || ck.normalizer.collection != Collection::kAst) {
+        throw InputError(fmt::format("{}: syntax trees need an ast-gcn model", f));
+      }
+      const AstSet s = load_ast(f);
+      scores.push_back(score_ast(s, predict_ast(*ck.model, s, ck.normalizer, o.chunk)));
+      progress.update(static_cast<int64_t>(scores.size()));
+      continue;
+    }
     const Graph g = load_graph(f);
     const std::vector<double> cost =
         ck.meta.model.name == "xgb"

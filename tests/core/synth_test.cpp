@@ -1,9 +1,12 @@
 #include "core/synth.h"
+#include "core/synth_ast.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
+#include "core/error.h"
 #include "core/metrics.h"
 #include "core/tpugraphs_io.h"
 #include "test_util.h"
@@ -73,6 +76,51 @@ TEST(Synth, TileGraphsHaveNormalizers) {
   EXPECT_EQ(static_cast<int64_t>(g.normalizer_ns.size()), g.num_configs);
   std::vector<double> t = g.targets();
   EXPECT_GT(*std::max_element(t.begin(), t.end()), *std::min_element(t.begin(), t.end()) * 1.5);
+}
+
+TEST(SynthAst, TreesRoundTripAndRuntimesDependOnTheSchedule) {
+  SynthOptions o;
+  o.configs = 60;
+  const AstSet a = make_synth_ast(o, 0), b = make_synth_ast(o, 0);
+  EXPECT_EQ(a.runtime_ns, b.runtime_ns);
+  ASSERT_EQ(a.num_configs, 60);
+  ASSERT_EQ(static_cast<int64_t>(a.node_offsets.size()), 61);
+  testing::ScratchDir dir;
+  save_ast(dir / "a.npz", a);
+  EXPECT_TRUE(is_ast_file(dir / "a.npz"));
+  const AstSet r = load_ast(dir / "a.npz");
+  EXPECT_EQ(r.kinds, a.kinds);
+  EXPECT_EQ(r.feats, a.feats);
+  EXPECT_EQ(r.edges, a.edges);
+  EXPECT_EQ(r.runtime_ns, a.runtime_ns);
+  // Every tree is a tree: one root, n - 1 edges, parents before use.
+  for (int64_t c = 0; c < a.num_configs; ++c) {
+    EXPECT_EQ(a.edge_offsets[c + 1] - a.edge_offsets[c],
+              a.node_offsets[c + 1] - a.node_offsets[c] - 1);
+    EXPECT_EQ(a.kinds[a.node_offsets[c]], kAstRoot);
+  }
+  // Vectorised schedules beat unvectorised ones with the same tiles on average: the runtime
+  // responds to the configuration.
+  const auto lo = *std::min_element(a.runtime_ns.begin(), a.runtime_ns.end());
+  const auto hi = *std::max_element(a.runtime_ns.begin(), a.runtime_ns.end());
+  EXPECT_GT(hi, 3 * lo);
+  const AstSet sub = select_ast_configs(a, {5, 2});
+  EXPECT_EQ(sub.runtime_ns, (std::vector<int64_t>{a.runtime_ns[5], a.runtime_ns[2]}));
+  EXPECT_EQ(sub.node_offsets[1], a.node_offsets[6] - a.node_offsets[5]);
+}
+
+TEST(SynthAst, MalformedOffsetsAreInputErrors) {
+  SynthOptions o;
+  o.configs = 3;
+  AstSet a = make_synth_ast(o, 1);
+  testing::ScratchDir dir;
+  a.node_offsets[1] = a.node_offsets[2] + 1;  // decreasing
+  save_ast(dir / "bad.npz", a);
+  EXPECT_THROW(load_ast(dir / "bad.npz"), InputError);
+  a = make_synth_ast(o, 1);
+  a.edges[0] = 10000;  // beyond its tree
+  save_ast(dir / "bad2.npz", a);
+  EXPECT_THROW(load_ast(dir / "bad2.npz"), InputError);
 }
 
 }  // namespace

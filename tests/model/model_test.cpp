@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "core/metrics.h"
 #include "core/synth.h"
+#include "core/synth_ast.h"
 #include "core/tpugraphs_io.h"
 #include "model/handcrafted.h"
 #include "model/models.h"
@@ -202,6 +203,32 @@ TEST_F(Training, ResumeContinuesWhereItStopped) {
   const auto b = train::predict_costs(out / "resumed.pt.resume", g);
   ASSERT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-4 * (1 + std::abs(a[i])));
+}
+
+TEST(AstTraining, AstGcnLearnsSyntaxTreesAndRefusesGraphs) {
+  TempDir dir;
+  SynthOptions o;
+  o.graphs = 10;
+  o.configs = 60;
+  write_synth_ast_dataset(dir / "ast", o);
+  train::TrainOptions t;
+  t.data = dir / "ast";
+  t.model = "ast-gcn";
+  t.out = dir / "ast.pt";
+  t.epochs = 8;
+  t.threads = 1;
+  t.quiet = true;
+  train::train_model(t);
+  train::EvalOptions e;
+  e.model = t.out;
+  e.data = dir / "ast";
+  e.threads = 1;
+  const ScoreReport r = train::evaluate_model(e);
+  EXPECT_EQ(r.layout_graphs, static_cast<int64_t>(r.per_graph.size()));
+  EXPECT_EQ(r.per_graph.front().collection, Collection::kAst);
+  EXPECT_GT(r.mean_kendall_tau, 0.3);
+  t.model = "tgraph";  // graph models do not read syntax trees
+  EXPECT_THROW(train::train_model(t), UsageError);
 }
 
 TEST_F(Training, BadCheckpointsAreInputErrors) {
