@@ -31,7 +31,7 @@ struct TrainOptions {
   double warmup = 0.05;  // fraction of steps with linear warm-up, then cosine decay
   double clip = 1.0;     // gradient-norm clipping
   double margin = 1.0;   // hinge margin
-  int patience = 8;      // epochs without validation gain before stopping
+  int patience = 12;     // epochs without validation gain before stopping
   uint64_t seed = 0;
   int eval_chunk = 256;              // configurations per forward pass at evaluation
   int64_t max_valid_configs = 1000;  // validation subsample per graph (0 = all)
