@@ -1,14 +1,12 @@
 // tcost train / eval / rank: thin wrappers over the training layer (train/api.h).
 #include <algorithm>
-#include <cmath>
 #include <filesystem>
-#include <iostream>
 #include <numeric>
 
 #include <fmt/ranges.h>
-#include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/report.h"
 #include "core/dataset.h"
 #include "core/error.h"
 #include "core/submission.h"
@@ -16,54 +14,6 @@
 
 namespace tcost::cli {
 namespace {
-
-nlohmann::json num(double v) { return std::isnan(v) ? nlohmann::json() : nlohmann::json(v); }
-
-void print_report(const ScoreReport& r, bool json) {
-  if (json) {
-    nlohmann::json per = nlohmann::json::array();
-    for (const auto& s : r.per_graph) {
-      nlohmann::json j = {
-          {"id", s.id}, {"collection", collection_name(s.collection)}, {"configs", s.configs}};
-      if (s.collection != Collection::kTile) {
-        j["kendall_tau"] = num(s.kendall_tau);
-        j["opa"] = num(s.opa);
-      } else {
-        j["slowdown_1"] = num(s.slowdown_1);
-        j["slowdown_5"] = num(s.slowdown_5);
-        j["slowdown_10"] = num(s.slowdown_10);
-      }
-      per.push_back(j);
-    }
-    nlohmann::json out = {{"per_graph", per}, {"graphs", r.per_graph.size()}};
-    out["mean_kendall_tau"] = r.layout_graphs > 0 ? num(r.mean_kendall_tau) : nlohmann::json();
-    if (r.layout_graphs > 0) out["mean_opa"] = num(r.mean_opa);
-    if (r.tile_graphs > 0) {
-      out["mean_slowdown_1"] = num(r.mean_slowdown_1);
-      out["mean_slowdown_5"] = num(r.mean_slowdown_5);
-      out["mean_slowdown_10"] = num(r.mean_slowdown_10);
-    }
-    std::cout << out.dump() << '\n';
-    return;
-  }
-  for (const auto& s : r.per_graph) {
-    if (s.collection != Collection::kTile) {
-      fmt::print("{:<40} configs={:<6} kendall_tau={:.4f} opa={:.4f}\n", s.id, s.configs,
-                 s.kendall_tau, s.opa);
-    } else {
-      fmt::print("{:<40} configs={:<6} slowdown@1={:.4f} @5={:.4f} @10={:.4f}\n", s.id, s.configs,
-                 s.slowdown_1, s.slowdown_5, s.slowdown_10);
-    }
-  }
-  if (r.layout_graphs > 0) {
-    fmt::print("mean over {} graphs ranked in full (layout/ast): kendall_tau={:.4f} opa={:.4f}\n",
-               r.layout_graphs, r.mean_kendall_tau, r.mean_opa);
-  }
-  if (r.tile_graphs > 0) {
-    fmt::print("mean over {} tile graphs: slowdown@1={:.4f} @5={:.4f} @10={:.4f}\n", r.tile_graphs,
-               r.mean_slowdown_1, r.mean_slowdown_5, r.mean_slowdown_10);
-  }
-}
 
 struct RankOptions {
   std::string model;

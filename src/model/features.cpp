@@ -23,6 +23,42 @@ torch::Tensor from_ints(const std::vector<int32_t>& v) {
       .to(torch::kInt64);
 }
 
+// Per-column mean and standard deviation over rows, accumulated in float64.
+struct ColumnStats {
+  torch::Tensor sum, sq;
+  double count = 0;
+  void add(const torch::Tensor& rows) {
+    const auto x = rows.to(torch::kFloat64);
+    if (!sum.defined()) {
+      sum = torch::zeros({x.size(1)}, torch::kFloat64);
+      sq = torch::zeros_like(sum);
+    }
+    sum += x.sum(0);
+    sq += (x * x).sum(0);
+    count += static_cast<double>(x.size(0));
+  }
+  void finish(torch::Tensor& mean, torch::Tensor& std) const {
+    const auto m = sum / std::max(1.0, count);
+    const auto sd = (sq / std::max(1.0, count) - m * m).clamp_min(0).sqrt();
+    mean = m.to(torch::kFloat32);
+    // Constant columns pass through unscaled.
+    std = torch::where(sd < 1e-6, torch::ones_like(sd), sd).to(torch::kFloat32);
+  }
+};
+
+struct ScalarStats {
+  double sum = 0, sq = 0, count = 0;
+  void add(double v) {
+    sum += v;
+    sq += v * v;
+    count += 1;
+  }
+  void finish(double& mean, double& std) const {
+    mean = sum / std::max(1.0, count);
+    std = std::max(1e-6, std::sqrt(std::max(0.0, sq / std::max(1.0, count) - mean * mean)));
+  }
+};
+
 // Edge tensors and degree normalisations, shared by graphs and syntax trees.
 void set_edges(GraphInput& in, const std::vector<int32_t>& edges, int64_t n) {
   const int64_t m = static_cast<int64_t>(edges.size() / 2);
@@ -65,18 +101,14 @@ Normalizer Normalizer::fit_each(size_t count_graphs, const std::function<Graph(s
   if (count_graphs == 0)
     throw InputError("cannot fit feature statistics: the training split is empty");
   Normalizer n;
-  torch::Tensor sum, sq, tsum, tsq;
-  double count = 0, tcount = 0, lsum = 0, lsq = 0, lcount = 0;
+  ColumnStats nodes, tiles;
+  ScalarStats log_target;
   for (size_t i = 0; i < count_graphs; ++i) {
     Graph g = get(i);
     if (i == 0) {
       n.collection = g.collection;
       n.node_feat_width = g.node_feat_width;
       n.config_feat_width = g.config_feat_width;
-      sum = torch::zeros({g.node_feat_width}, torch::kFloat64);
-      sq = torch::zeros_like(sum);
-      tsum = torch::zeros({g.config_feat_width}, torch::kFloat64);
-      tsq = torch::zeros_like(tsum);
     }
     if (g.collection != n.collection || g.node_feat_width != n.node_feat_width ||
         g.config_feat_width != n.config_feat_width) {
@@ -87,45 +119,21 @@ Normalizer Normalizer::fit_each(size_t count_graphs, const std::function<Graph(s
           collection_name(n.collection), n.node_feat_width, n.config_feat_width));
     }
     g = subsample_configs(g, max_configs, 17);
-    const auto x = signed_log1p(from_floats(g.node_feat, {g.num_nodes, g.node_feat_width}))
-                       .to(torch::kFloat64);
-    sum += x.sum(0);
-    sq += (x * x).sum(0);
-    count += static_cast<double>(g.num_nodes);
+    nodes.add(signed_log1p(from_floats(g.node_feat, {g.num_nodes, g.node_feat_width})));
     if (g.collection == Collection::kTile) {
-      const auto c =
-          torch::log1p(
-              from_floats(g.config_feat, {g.num_configs, g.config_feat_width}).clamp_min(0))
-              .to(torch::kFloat64);
-      tsum += c.sum(0);
-      tsq += (c * c).sum(0);
-      tcount += static_cast<double>(g.num_configs);
+      tiles.add(torch::log1p(
+          from_floats(g.config_feat, {g.num_configs, g.config_feat_width}).clamp_min(0)));
     }
-    for (int64_t c = 0; c < g.num_configs; ++c) {
-      const double l = std::log(g.target(c));
-      lsum += l;
-      lsq += l * l;
-      lcount += 1;
-    }
+    for (int64_t c = 0; c < g.num_configs; ++c) log_target.add(std::log(g.target(c)));
   }
-  auto finish = [](const torch::Tensor& s, const torch::Tensor& q, double k, torch::Tensor& mean,
-                   torch::Tensor& std) {
-    mean = (s / k);
-    std = (q / k - mean * mean).clamp_min(0).sqrt();
-    std = torch::where(std < 1e-6, torch::ones_like(std), std);  // constant columns pass through
-    mean = mean.to(torch::kFloat32);
-    std = std.to(torch::kFloat32);
-  };
-  finish(sum, sq, count, n.node_mean, n.node_std);
+  nodes.finish(n.node_mean, n.node_std);
   if (n.collection == Collection::kTile) {
-    finish(tsum, tsq, tcount, n.tile_mean, n.tile_std);
+    tiles.finish(n.tile_mean, n.tile_std);
   } else {
     n.tile_mean = torch::zeros({n.config_feat_width});
     n.tile_std = torch::ones({n.config_feat_width});
   }
-  n.log_target_mean = lsum / lcount;
-  n.log_target_std = std::max(
-      1e-6, std::sqrt(std::max(0.0, lsq / lcount - n.log_target_mean * n.log_target_mean)));
+  log_target.finish(n.log_target_mean, n.log_target_std);
   return n;
 }
 
@@ -259,39 +267,24 @@ Normalizer fit_ast_normalizer(const std::vector<std::string>& files) {
   if (files.empty()) throw InputError("cannot fit feature statistics: the training split is empty");
   Normalizer n;
   n.collection = Collection::kAst;
-  torch::Tensor sum, sq;
-  double count = 0, lsum = 0, lsq = 0, lcount = 0;
+  ColumnStats nodes;
+  ScalarStats log_target;
   for (size_t i = 0; i < files.size(); ++i) {
     const AstSet s = load_ast(files[i]);
     if (i == 0) {
       n.node_feat_width = s.node_feat_width;
-      sum = torch::zeros({s.node_feat_width}, torch::kFloat64);
-      sq = torch::zeros_like(sum);
     } else if (s.node_feat_width != n.node_feat_width) {
       throw InputError(fmt::format("{}: node feature width {}, the dataset's is {}", files[i],
                                    s.node_feat_width, n.node_feat_width));
     }
-    const auto x =
-        signed_log1p(from_floats(s.feats, {s.num_nodes(), s.node_feat_width})).to(torch::kFloat64);
-    sum += x.sum(0);
-    sq += (x * x).sum(0);
-    count += static_cast<double>(s.num_nodes());
-    for (int64_t r : s.runtime_ns) {
-      const double l = std::log(static_cast<double>(r));
-      lsum += l;
-      lsq += l * l;
-      lcount += 1;
-    }
+    nodes.add(signed_log1p(from_floats(s.feats, {s.num_nodes(), s.node_feat_width})));
+    for (int64_t r : s.runtime_ns) log_target.add(std::log(static_cast<double>(r)));
   }
-  n.node_mean = (sum / count).to(torch::kFloat32);
-  const auto sd = (sq / count - (sum / count).pow(2)).clamp_min(0).sqrt();
-  n.node_std = torch::where(sd < 1e-6, torch::ones_like(sd), sd).to(torch::kFloat32);
+  nodes.finish(n.node_mean, n.node_std);
   n.config_feat_width = 0;
   n.tile_mean = torch::zeros({0});
   n.tile_std = torch::ones({0});
-  n.log_target_mean = lsum / lcount;
-  n.log_target_std = std::max(
-      1e-6, std::sqrt(std::max(0.0, lsq / lcount - n.log_target_mean * n.log_target_mean)));
+  log_target.finish(n.log_target_mean, n.log_target_std);
   return n;
 }
 

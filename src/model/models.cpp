@@ -125,25 +125,39 @@ double encoder_flops(const GraphInput& g, int64_t hidden, int64_t in_width) {
   return static_cast<double>(g.num_nodes) * static_cast<double>(hidden * in_width);
 }
 
-// ---------------------------------------------------------------------------------------------
+// Residual GCN layers x + relu(A_hat W x), then an MLP head over [mean, sum / sqrt(count)]
+// pooled features (the sum scaled so that magnitudes stay comparable across sizes). Shared by
+// the TpuGraphs baseline and the syntax-tree GCN.
+struct ResidualGcnImpl : torch::nn::Module {
+  ResidualGcnImpl(int hidden, int layers) {
+    for (int l = 0; l < layers; ++l) {
+      layers_.push_back(
+          register_module("gcn" + std::to_string(l), torch::nn::Linear(hidden, hidden)));
+    }
+    head1_ = register_module("head1", torch::nn::Linear(2 * hidden, hidden));
+    head2_ = register_module("head2", torch::nn::Linear(hidden, 1));
+  }
+  torch::Tensor propagate(const GraphInput& g, torch::Tensor x) {
+    for (auto& lin : layers_) x = x + torch::relu(gcn_aggregate(g, lin(x)));
+    return x;
+  }
+  torch::Tensor head(const torch::Tensor& mean, const torch::Tensor& scaled_sum) {
+    return head2_(torch::relu(head1_(torch::cat({mean, scaled_sum}, 1)))).squeeze(1);
+  }
+  std::vector<torch::nn::Linear> layers_;
+  torch::nn::Linear head1_{nullptr}, head2_{nullptr};
+};
+TORCH_MODULE(ResidualGcn);
+
 class GcnBaseline : public CostModel {
  public:
   GcnBaseline(const ModelOptions& o, const ModelDims& d, const Normalizer& norm) : o_(o) {
     enc_ = register_module("encoder", InputEncoder(d, norm, o.hidden, o.opcode_dim, false, 0));
-    for (int l = 0; l < o.layers; ++l) {
-      layers_.push_back(
-          register_module("gcn" + std::to_string(l), torch::nn::Linear(o.hidden, o.hidden)));
-    }
-    head1_ = register_module("head1", torch::nn::Linear(2 * o.hidden, o.hidden));
-    head2_ = register_module("head2", torch::nn::Linear(o.hidden, 1));
+    gcn_ = register_module("gcn", ResidualGcn(o.hidden, o.layers));
   }
   torch::Tensor forward(const GraphInput& g, const torch::Tensor& configs) override {
-    auto x = torch::relu(enc_->forward(g, configs));
-    for (auto& lin : layers_) x = x + torch::relu(gcn_aggregate(g, lin(x)));
-    // Sum pooling scaled by 1/sqrt(n) keeps magnitudes comparable across graph sizes.
-    const auto pooled =
-        torch::cat({x.mean(1), x.sum(1) / std::sqrt(static_cast<double>(g.num_nodes))}, 1);
-    return head2_(torch::relu(head1_(pooled))).squeeze(1);
+    const auto x = gcn_->propagate(g, torch::relu(enc_->forward(g, configs)));
+    return gcn_->head(x.mean(1), x.sum(1) / std::sqrt(static_cast<double>(g.num_nodes)));
   }
   int64_t segment_nodes() const override { return o_.segment_nodes; }
   double flops_per_config(const GraphInput& g) const override {
@@ -154,8 +168,7 @@ class GcnBaseline : public CostModel {
  private:
   ModelOptions o_;
   InputEncoder enc_{nullptr};
-  std::vector<torch::nn::Linear> layers_;
-  torch::nn::Linear head1_{nullptr}, head2_{nullptr};
+  ResidualGcn gcn_{nullptr};
 };
 
 // One SAGE block: x + act(norm(W_self x + W_neigh mean(neighbours))).
@@ -284,25 +297,19 @@ class AstGcn : public CostModel {
     kind_ = register_module("kind", torch::nn::Embedding(kAstNumKinds, o.opcode_dim));
     input_ =
         register_module("input", torch::nn::Linear(d.node_feat_width + o.opcode_dim, o.hidden));
-    for (int l = 0; l < o.layers; ++l) {
-      layers_.push_back(
-          register_module("gcn" + std::to_string(l), torch::nn::Linear(o.hidden, o.hidden)));
-    }
-    head1_ = register_module("head1", torch::nn::Linear(2 * o.hidden, o.hidden));
-    head2_ = register_module("head2", torch::nn::Linear(o.hidden, 1));
+    gcn_ = register_module("gcn", ResidualGcn(o.hidden, o.layers));
   }
   torch::Tensor forward(const GraphInput& g, const torch::Tensor& configs) override {
     const int64_t k = configs.size(0);
     auto x = torch::relu(input_(torch::cat({g.node_feat, kind_(g.opcode)}, 1))).unsqueeze(0);
-    for (auto& lin : layers_) x = x + torch::relu(gcn_aggregate(g, lin(x)));
-    const auto h = x.squeeze(0);
+    const auto h = gcn_->propagate(g, x).squeeze(0);
+    // Readout per tree.
     const auto count = torch::zeros({k})
                            .index_add(0, g.tree_id, torch::ones({g.num_nodes}))
                            .clamp_min(1)
                            .unsqueeze(1);
     const auto sum = torch::zeros({k, h.size(1)}).index_add(0, g.tree_id, h);
-    const auto pooled = torch::cat({sum / count, sum / count.sqrt()}, 1);
-    return head2_(torch::relu(head1_(pooled))).squeeze(1);
+    return gcn_->head(sum / count, sum / count.sqrt());
   }
   double flops_per_config(const GraphInput& g) const override {
     const double trees = std::max<double>(
@@ -315,8 +322,7 @@ class AstGcn : public CostModel {
   ModelOptions o_;
   torch::nn::Embedding kind_{nullptr};
   torch::nn::Linear input_{nullptr};
-  std::vector<torch::nn::Linear> layers_;
-  torch::nn::Linear head1_{nullptr}, head2_{nullptr};
+  ResidualGcn gcn_{nullptr};
 };
 
 }  // namespace

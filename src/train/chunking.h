@@ -8,7 +8,7 @@
 
 namespace tcost::train {
 
-constexpr int64_t kInferenceBudget = int64_t{1} << 21;  // K * n * hidden at evaluation
+constexpr int64_t kInferenceBudget = int64_t{1} << 20;  // K * n * hidden at evaluation
 constexpr int64_t kTrainingBudget = int64_t{1} << 25;   // K * n * hidden * 4 in a training step
 
 inline int64_t configs_per_pass(int64_t wanted, int64_t nodes, int64_t hidden, int64_t budget) {
