@@ -348,8 +348,10 @@ void train_model(const TrainOptions& o) {
       opt.step();
       ++meta.step;
       loss_sum += loss.item<double>();
-      progress.update(meta.step, fmt::format("epoch {} loss {:.4f} best valid {:.4f}", epoch + 1,
-                                             loss.item<double>(), meta.best_valid_tau));
+      progress.update(
+          meta.step,
+          fmt::format("epoch {} loss {:.4f} best valid {}", epoch + 1, loss.item<double>(),
+                      meta.best_valid_tau > -2 ? fmt::format("{:.4f}", meta.best_valid_tau) : "-"));
     }
     const double train_loss = loss_sum / static_cast<double>(std::max<size_t>(1, order.size()));
     const double valid_tau = valid.empty() && valid_ast.empty()

@@ -1,0 +1,137 @@
+#include "halide/measure.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace tcost::halide {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// What the child sends back: fixed-size numbers, then an error text.
+struct Wire {
+  int ok = 0;
+  int runs = 0;
+  double compile_ms = 0, best_ns = 0, third_ns = 0;
+  char error[256] = {};
+};
+
+Wire run_child(const std::function<std::function<void()>()>& prepare, const MeasureOptions& o) {
+  Wire w;
+  try {
+    const auto t0 = Clock::now();
+    const std::function<void()> work = prepare();
+    w.compile_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    for (int i = 0; i < o.warmup_runs; ++i) work();
+    std::vector<double> times;
+    double total_s = 0;
+    while (static_cast<int>(times.size()) < o.max_runs) {
+      const auto s = Clock::now();
+      work();
+      const double ns = std::chrono::duration<double, std::nano>(Clock::now() - s).count();
+      times.push_back(ns);
+      total_s += ns * 1e-9;
+      if (static_cast<int>(times.size()) >= o.min_runs) {
+        std::vector<double> sorted = times;
+        std::sort(sorted.begin(), sorted.end());
+        if (sorted[2] <= sorted[0] * (1 + o.tolerance) || total_s > o.max_run_seconds) break;
+      }
+    }
+    std::sort(times.begin(), times.end());
+    w.ok = 1;
+    w.runs = static_cast<int>(times.size());
+    w.best_ns = times.front();
+    w.third_ns = times[std::min<size_t>(2, times.size() - 1)];
+  } catch (const std::exception& e) {
+    std::snprintf(w.error, sizeof(w.error), "failed: %s", e.what());
+  } catch (...) {
+    std::snprintf(w.error, sizeof(w.error), "failed: unknown exception");
+  }
+  return w;
+}
+
+}  // namespace
+
+MeasureResult measure_isolated(const std::function<std::function<void()>()>& prepare,
+                               const MeasureOptions& o) {
+  MeasureResult r;
+  int fds[2];
+  if (pipe(fds) != 0) {
+    r.error = fmt::format("failed: pipe: {}", std::strerror(errno));
+    return r;
+  }
+  std::fflush(nullptr);  // nothing buffered is written twice
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    r.error = fmt::format("failed: fork: {}", std::strerror(errno));
+    return r;
+  }
+  if (pid == 0) {  // child
+    close(fds[0]);
+    const Wire w = run_child(prepare, o);
+    const char* p = reinterpret_cast<const char*>(&w);
+    size_t left = sizeof(w);
+    while (left > 0) {
+      const ssize_t n = write(fds[1], p, left);
+      if (n <= 0) break;
+      p += n;
+      left -= static_cast<size_t>(n);
+    }
+    _exit(0);  // no destructors or atexit handlers of the parent's state
+  }
+  close(fds[1]);
+  Wire w;
+  size_t got = 0;
+  const auto deadline = Clock::now() + std::chrono::duration<double>(o.timeout_s);
+  bool timed_out = false;
+  while (got < sizeof(w)) {
+    const double left_ms =
+        std::chrono::duration<double, std::milli>(deadline - Clock::now()).count();
+    if (left_ms <= 0) {
+      timed_out = true;
+      break;
+    }
+    pollfd pfd{fds[0], POLLIN, 0};
+    const int ready = poll(&pfd, 1, static_cast<int>(std::min(left_ms, 1000.0)) + 1);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) continue;
+    const ssize_t n = read(fds[0], reinterpret_cast<char*>(&w) + got, sizeof(w) - got);
+    if (n <= 0) break;  // child closed the pipe: it ended (or crashed) before sending
+    got += static_cast<size_t>(n);
+  }
+  close(fds[0]);
+  if (timed_out) kill(pid, SIGKILL);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (timed_out) {
+    r.error = fmt::format("timeout after {:.1f} s", o.timeout_s);
+  } else if (WIFSIGNALED(status)) {
+    r.error = fmt::format("crashed (signal {})", WTERMSIG(status));
+  } else if (got < sizeof(w)) {
+    r.error = fmt::format("failed: the measuring process exited with status {} before reporting",
+                          WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  } else if (!w.ok) {
+    r.error = std::string(w.error, strnlen(w.error, sizeof(w.error)));
+  } else {
+    r.ok = true;
+    r.compile_ms = w.compile_ms;
+    r.best_ns = w.best_ns;
+    r.third_ns = w.third_ns;
+    r.runs = w.runs;
+  }
+  return r;
+}
+
+}  // namespace tcost::halide

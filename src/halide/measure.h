@@ -1,0 +1,38 @@
+// The measurement protocol of the Halide collector, independent of Halide itself.
+//   measure_isolated - runs `prepare` (compile) and then the returned workload in a forked child
+//                      process: compilation timed separately, warm-up, repeated runs until the
+//                      best and third-best agree within a tolerance or a cap is reached. The
+//                      parent enforces a wall-clock timeout (the child is killed) and turns a
+//                      crash into a recorded failure: a failed measurement is data, not an
+//                      exception, so a collection goes on.
+#pragma once
+
+#include <functional>
+#include <string>
+
+namespace tcost::halide {
+
+struct MeasureOptions {
+  double timeout_s = 20.0;       // wall clock for compile + all runs; the child is killed past it
+  int warmup_runs = 1;           // untimed runs first (page faults, caches, lazy init)
+  int min_runs = 3;              // timed runs at least
+  int max_runs = 50;             // timed runs at most
+  double tolerance = 0.03;       // stop when third-best <= best * (1 + tolerance)
+  double max_run_seconds = 3.0;  // stop timing after this much total run time
+};
+
+struct MeasureResult {
+  bool ok = false;
+  std::string error;      // "timeout", "crashed (signal 11)", "failed: <message>", ...
+  double compile_ms = 0;  // time spent in prepare()
+  double best_ns = 0;     // fastest timed run
+  double third_ns = 0;    // third-fastest timed run (the agreement check)
+  int runs = 0;           // timed runs made
+};
+
+// `prepare` runs in the child and returns the workload to time; an exception it throws is a
+// recorded failure with its message.
+MeasureResult measure_isolated(const std::function<std::function<void()>()>& prepare,
+                               const MeasureOptions& options);
+
+}  // namespace tcost::halide

@@ -1,0 +1,64 @@
+#include "halide/pipelines.h"
+
+#include <Halide.h>
+
+#include <cstdlib>
+#include <random>
+#include <stdexcept>
+#include <string>
+
+namespace tcost::halide {
+
+std::function<void()> build_matmul(int n, const MatmulSchedule& s, int threads) {
+  using namespace Halide;
+  // Halide's thread pool reads HL_NUM_THREADS when it starts: a fixed thread count for every
+  // measurement (set in the measuring child process before the first run).
+  setenv("HL_NUM_THREADS", std::to_string(threads).c_str(), 1);
+  try {
+    auto a = std::make_shared<Buffer<float>>(n, n);
+    auto b = std::make_shared<Buffer<float>>(n, n);
+    auto out = std::make_shared<Buffer<float>>(n, n);
+    std::mt19937 rng(1234);
+    std::uniform_real_distribution<float> u(-1, 1);
+    a->for_each_value([&](float& v) { v = u(rng); });
+    b->for_each_value([&](float& v) { v = u(rng); });
+    Var x("x"), y("y"), xi("xi"), yi("yi");
+    RDom k(0, n);
+    Func c("c");
+    c(x, y) = 0.0f;
+    c(x, y) += (*a)(k, y) * (*b)(x, k);
+    if (s.tile > 0) {
+      c.tile(x, y, xi, yi, s.tile, s.tile);
+      c.update().tile(x, y, xi, yi, s.tile, s.tile).reorder(xi, k, yi, x, y);
+      if (s.vector_width > 1) {
+        c.vectorize(xi, s.vector_width);
+        c.update().vectorize(xi, s.vector_width);
+      }
+      if (s.parallel) {
+        c.parallel(y);
+        c.update().parallel(y);
+      }
+    } else {
+      if (s.vector_width > 1) {
+        c.vectorize(x, s.vector_width);
+        c.update().vectorize(x, s.vector_width);
+      }
+      if (s.parallel) {
+        c.parallel(y);
+        c.update().parallel(y);
+      }
+    }
+    // Halide's own autotuning loop disables LLVM's loop passes: compiling is faster and the
+    // code as fast (measured on this project's machine, see REFERENCE.md).
+    Target t = get_jit_target_from_environment()
+                   .with_feature(Target::DisableLLVMLoopOpt)
+                   .with_feature(Target::NoAsserts);
+    auto pipeline = std::make_shared<Pipeline>(c);
+    pipeline->compile_jit(t);
+    return [pipeline, a, b, out] { pipeline->realize(*out); };
+  } catch (const Halide::Error& e) {
+    throw std::runtime_error(std::string("Halide rejected the schedule: ") + e.what());
+  }
+}
+
+}  // namespace tcost::halide
