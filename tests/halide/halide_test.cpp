@@ -7,6 +7,16 @@
 
 #include "halide/measure.h"
 #include "halide/pipelines.h"
+#include "halide/result_log.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.h"
 
 namespace tcost::halide {
 namespace {
@@ -77,6 +87,76 @@ TEST(HalideMatmul, ParallelVectorisedBeatsSerialScalar) {
   EXPECT_GT(serial.compile_ms, 0.0);
   EXPECT_LT(fast.best_ns * 2, serial.best_ns)
       << "fast " << fast.best_ns << " serial " << serial.best_ns;
+}
+
+std::string temp_path(const char* name) {
+  return (std::filesystem::temp_directory_path() /
+          (std::string("tcost_halide_") + name + "_" + std::to_string(getpid()) + ".jsonl"))
+      .string();
+}
+
+// A collection killed mid-way keeps every finished record; a restart skips them and goes on.
+TEST(ResultLog, KillAndRestartKeepsEveryFinishedRecord) {
+  const std::string path = temp_path("kill");
+  std::filesystem::remove(path);
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    close(fds[0]);
+    ResultLog log(path);
+    for (int i = 0;; ++i) {
+      log.append({{"key", "config-" + std::to_string(i)}, {"runtime_ns", 1000 + i}});
+      if (i == 20) {
+        const char c = 'x';
+        if (write(fds[1], &c, 1) != 1) _exit(1);  // tell the parent: 21 records are on disk
+      }
+    }
+  }
+  close(fds[1]);
+  char c = 0;
+  ASSERT_EQ(read(fds[0], &c, 1), 1);
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  close(fds[0]);
+  ResultLog log(path);
+  const size_t kept = log.records().size();
+  EXPECT_GE(kept, 21u);
+  for (size_t i = 0; i < kept; ++i) {
+    EXPECT_TRUE(log.done("config-" + std::to_string(i)));
+    EXPECT_EQ(log.records()[i]["runtime_ns"].get<int>(), 1000 + static_cast<int>(i));
+  }
+  log.append({{"key", "after-restart"}});
+  ResultLog again(path);
+  EXPECT_EQ(again.records().size(), kept + 1);
+  std::filesystem::remove(path);
+}
+
+TEST(ResultLog, ACutLastLineIsDroppedAndOtherDamageIsAnError) {
+  const std::string path = temp_path("cut");
+  {
+    std::ofstream out(path, std::ios::trunc);
+    out << R"({"key":"a","v":1})"
+        << "\n"
+        << R"({"key":"b","v")";
+  }
+  {
+    ResultLog log(path);
+    EXPECT_EQ(log.records().size(), 1u);
+    EXPECT_TRUE(log.done("a"));
+    EXPECT_FALSE(log.done("b"));
+    log.append({{"key", "b"}, {"v", 2}});
+  }
+  EXPECT_EQ(ResultLog(path).records().size(), 2u);
+  {
+    std::ofstream out(path, std::ios::trunc);
+    out << "garbage\n"
+        << R"({"key":"a"})"
+        << "\n";
+  }
+  EXPECT_THROW(ResultLog log(path), InputError);
+  std::filesystem::remove(path);
 }
 
 }  // namespace

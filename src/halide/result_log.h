@@ -1,0 +1,37 @@
+// The collector's results file: one JSON object per line, appended and flushed to disk as each
+// measurement finishes, so that an interrupted collection loses nothing and a restart skips
+// what is done. A line cut short by a kill (the last one) is ignored on reading; any other
+// malformed line is an InputError naming the file and line.
+#pragma once
+
+#include <cstdio>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace tcost::halide {
+
+class ResultLog {
+ public:
+  // Opens (creating if needed) the log at `path` and reads the records already there.
+  explicit ResultLog(std::string path);
+  ~ResultLog();
+  ResultLog(const ResultLog&) = delete;
+  ResultLog& operator=(const ResultLog&) = delete;
+
+  // Records read at open plus those appended since; each has a string "key".
+  const std::vector<nlohmann::json>& records() const { return records_; }
+  bool done(const std::string& key) const { return keys_.count(key) > 0; }
+  // Appends one record (it must have a string "key") and flushes it to disk.
+  void append(const nlohmann::json& record);
+
+ private:
+  std::string path_;
+  std::FILE* file_ = nullptr;
+  std::vector<nlohmann::json> records_;
+  std::set<std::string> keys_;
+};
+
+}  // namespace tcost::halide
