@@ -23,6 +23,18 @@ torch::Tensor from_ints(const std::vector<int32_t>& v) {
       .to(torch::kInt64);
 }
 
+// InputError unless g has the collection and feature widths of the normaliser's data.
+void check_fits(const Graph& g, const Normalizer& n, const char* whose) {
+  if (g.collection != n.collection || g.node_feat_width != n.node_feat_width ||
+      g.config_feat_width != n.config_feat_width) {
+    throw InputError(
+        fmt::format("{}: a {} graph with feature widths {}/{}, but {} {} graphs with "
+                    "widths {}/{}",
+                    g.source, collection_name(g.collection), g.node_feat_width, g.config_feat_width,
+                    whose, collection_name(n.collection), n.node_feat_width, n.config_feat_width));
+  }
+}
+
 // Per-column mean and standard deviation over rows, accumulated in float64.
 struct ColumnStats {
   torch::Tensor sum, sq;
@@ -110,14 +122,7 @@ Normalizer Normalizer::fit_each(size_t count_graphs, const std::function<Graph(s
       n.node_feat_width = g.node_feat_width;
       n.config_feat_width = g.config_feat_width;
     }
-    if (g.collection != n.collection || g.node_feat_width != n.node_feat_width ||
-        g.config_feat_width != n.config_feat_width) {
-      throw InputError(fmt::format(
-          "{}: a {} graph with feature widths {}/{} in a dataset of {} "
-          "graphs with widths {}/{}",
-          g.source, collection_name(g.collection), g.node_feat_width, g.config_feat_width,
-          collection_name(n.collection), n.node_feat_width, n.config_feat_width));
-    }
+    check_fits(g, n, "the rest of the dataset has");
     g = subsample_configs(g, max_configs, 17);
     nodes.add(signed_log1p(from_floats(g.node_feat, {g.num_nodes, g.node_feat_width})));
     if (g.collection == Collection::kTile) {
@@ -173,14 +178,7 @@ Normalizer Normalizer::load(torch::serialize::InputArchive& a) {
 }
 
 PreparedGraph prepare_graph(const Graph& full, const Normalizer& norm, int prune_hops) {
-  if (full.collection != norm.collection || full.node_feat_width != norm.node_feat_width ||
-      full.config_feat_width != norm.config_feat_width) {
-    throw InputError(fmt::format(
-        "{}: a {} graph with feature widths {}/{}, but the model was "
-        "trained on {} graphs with widths {}/{}",
-        full.source, collection_name(full.collection), full.node_feat_width, full.config_feat_width,
-        collection_name(norm.collection), norm.node_feat_width, norm.config_feat_width));
-  }
+  check_fits(full, norm, "the model was trained on");
   Graph g = prune_hops >= 0 && full.collection == Collection::kLayout
                 ? induced_subgraph(full, config_neighbourhood(full, prune_hops))
                 : full;
