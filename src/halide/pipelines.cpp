@@ -27,26 +27,16 @@ std::function<void()> build_matmul(int n, const MatmulSchedule& s, int threads) 
     Func c("c");
     c(x, y) = 0.0f;
     c(x, y) += (*a)(k, y) * (*b)(x, k);
+    // The innermost x loop: the tile's inner loop when tiled, x itself otherwise.
+    Var inner_x = x;
     if (s.tile > 0) {
       c.tile(x, y, xi, yi, s.tile, s.tile);
       c.update().tile(x, y, xi, yi, s.tile, s.tile).reorder(xi, k, yi, x, y);
-      if (s.vector_width > 1) {
-        c.vectorize(xi, s.vector_width);
-        c.update().vectorize(xi, s.vector_width);
-      }
-      if (s.parallel) {
-        c.parallel(y);
-        c.update().parallel(y);
-      }
-    } else {
-      if (s.vector_width > 1) {
-        c.vectorize(x, s.vector_width);
-        c.update().vectorize(x, s.vector_width);
-      }
-      if (s.parallel) {
-        c.parallel(y);
-        c.update().parallel(y);
-      }
+      inner_x = xi;
+    }
+    for (Stage stage : {Stage(c), c.update()}) {
+      if (s.vector_width > 1) stage.vectorize(inner_x, s.vector_width);
+      if (s.parallel) stage.parallel(y);
     }
     // Halide's own autotuning loop disables LLVM's loop passes: compiling is faster and the
     // code as fast (measured on this project's machine, see REFERENCE.md).
