@@ -11,5 +11,6 @@ void register_score(CLI::App& app);
 void register_synth(CLI::App& app);
 void register_bench(CLI::App& app);
 void register_model_commands(CLI::App& app);  // train, eval, rank
+void register_collect(CLI::App& app);
 
 }  // namespace tcost::cli

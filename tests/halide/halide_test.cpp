@@ -5,6 +5,8 @@
 #include <csignal>
 #include <thread>
 
+#include "core/tpugraphs_io.h"
+#include "halide/collect.h"
 #include "halide/measure.h"
 #include "halide/pipelines.h"
 #include "halide/result_log.h"
@@ -157,6 +159,32 @@ TEST(ResultLog, ACutLastLineIsDroppedAndOtherDamageIsAnError) {
   }
   EXPECT_THROW(ResultLog log(path), InputError);
   std::filesystem::remove(path);
+}
+
+// tcost collect on one small program: every schedule measured once, a tile graph in the
+// TpuGraphs schema written, and a second run measures nothing again.
+TEST(Collect, MeasuresWritesAndResumes) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("tcost_collect_" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  CollectOptions o;
+  o.out = dir.string();
+  o.pipelines = "matmul_128";
+  o.configs_per_graph = 4;
+  const CollectSummary first = collect(o);
+  EXPECT_EQ(first.measured + first.failed, 5);  // the default schedule and 4 samples
+  EXPECT_EQ(first.graphs_written, 1);
+  const Graph g = load_graph((dir / "tile/train/matmul_128.npz").string());
+  EXPECT_EQ(g.collection, Collection::kTile);
+  EXPECT_EQ(g.num_configs, first.measured);
+  EXPECT_EQ(g.config_feat_width, 24);
+  EXPECT_DOUBLE_EQ(g.target(0), static_cast<double>(g.runtime_ns[0]) / g.normalizer_ns[0]);
+  const CollectSummary again = collect(o);
+  EXPECT_EQ(again.measured, 0);
+  EXPECT_EQ(again.skipped, 5);
+  o.pipelines = "nothing*";
+  EXPECT_THROW(collect(o), UsageError);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

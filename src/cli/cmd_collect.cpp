@@ -1,0 +1,37 @@
+// tcost collect --out DIR [--pipelines GLOB] [--configs-per-graph N] [--seed S]
+//               [--time-budget MINUTES]: measure Halide programs under sampled schedules.
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "halide/collect.h"
+
+namespace tcost::cli {
+
+void register_collect(CLI::App& app) {
+  auto o = std::make_shared<halide::CollectOptions>();
+  auto* cmd =
+      app.add_subcommand("collect", "Measure Halide programs under sampled schedules (resumable)");
+  cmd->add_option("--out", o->out, "Output directory (measurements.jsonl, tile/)")->required();
+  cmd->add_option("--pipelines", o->pipelines, "Glob over program instances (e.g. 'matmul_*')")
+      ->capture_default_str();
+  cmd->add_option("--configs-per-graph", o->configs_per_graph, "Sampled schedules per instance")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+  cmd->add_option("--seed", o->seed, "Random seed")->capture_default_str();
+  cmd->add_option("--time-budget", o->time_budget_min, "Stop starting measurements after MINUTES")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1e6));
+  cmd->add_option("--threads", o->threads, "Halide threads in timed runs")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256));
+  cmd->add_option("--timeout", o->timeout_s, "Seconds per schedule (compile + runs)")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 3600.0));
+  cmd->callback([o] {
+    const auto s = halide::collect(*o);
+    fmt::print("measured {}, failed {}, already on record {}; wrote {} tile graphs under {}/tile\n",
+               s.measured, s.failed, s.skipped, s.graphs_written, o->out);
+  });
+}
+
+}  // namespace tcost::cli
