@@ -27,10 +27,17 @@ void register_collect(CLI::App& app) {
   cmd->add_option("--timeout", o->timeout_s, "Seconds per schedule (compile + runs)")
       ->capture_default_str()
       ->check(CLI::Range(1.0, 3600.0));
+  cmd->add_option("--remeasure", o->remeasure, "Fraction of schedules timed again (noise ceiling)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
   cmd->callback([o] {
     const auto s = halide::collect(*o);
     fmt::print("measured {}, failed {}, already on record {}; wrote {} tile graphs under {}/tile\n",
                s.measured, s.failed, s.skipped, s.graphs_written, o->out);
+    if (o->remeasure > 0) {
+      fmt::print("noise ceiling: Kendall tau between two measurement passes = {:.4f} ({} pairs)\n",
+                 s.remeasure_tau, s.remeasured_pairs);
+    }
   });
 }
 

@@ -80,7 +80,8 @@ double kendall_tau_b(const std::vector<double>& pred, const std::vector<double>&
   const double denom = std::sqrt(static_cast<double>(c.pairs - c.tied_pred)) *
                        std::sqrt(static_cast<double>(c.pairs - c.tied_truth));
   if (denom == 0) return kNaN;
-  return static_cast<double>(c.concordant() - c.discordant) / denom;
+  // Rounding in the square roots can push a perfect ordering a hair past 1.
+  return std::clamp(static_cast<double>(c.concordant() - c.discordant) / denom, -1.0, 1.0);
 }
 
 double ordered_pair_accuracy(const std::vector<double>& pred, const std::vector<double>& truth) {

@@ -2,14 +2,18 @@
 
 #include <fnmatch.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
+#include <limits>
 #include <random>
 
 #include <fmt/format.h>
 
 #include "core/error.h"
 #include "core/graph.h"
+#include "core/metrics.h"
 #include "core/opcodes.h"
 #include "core/progress.h"
 #include "core/tpugraphs_io.h"
@@ -141,6 +145,7 @@ CollectSummary collect(const CollectOptions& o) {
       const MeasureResult r =
           measure_isolated([n, s, threads] { return build_matmul(n, s, threads); }, mo);
       log.append({{"key", key},
+                  {"pass", 1},
                   {"instance", in.name},
                   {"tile", s.tile},
                   {"vector_width", s.vector_width},
@@ -157,12 +162,66 @@ CollectSummary collect(const CollectOptions& o) {
     if (out_of_time) break;
   }
   progress.finish();
+  // Second pass (--remeasure): time a seeded sample of the measured schedules again; the tau
+  // between the passes bounds what any model can reach on this data.
+  summary.remeasure_tau = std::numeric_limits<double>::quiet_NaN();
+  if (o.remeasure > 0 && !out_of_time) {
+    std::vector<double> taus;
+    for (const auto& in : chosen) {
+      std::vector<nlohmann::json> first;
+      for (const auto& rec : log.records()) {
+        if (rec.value("instance", "") == in.name && rec.value("pass", 1) == 1 &&
+            rec.value("ok", false)) {
+          first.push_back(rec);
+        }
+      }
+      std::mt19937_64 rng(o.seed + 99);
+      std::shuffle(first.begin(), first.end(), rng);
+      const size_t take = std::min(
+          first.size(),
+          std::max<size_t>(
+              2, static_cast<size_t>(std::ceil(o.remeasure * static_cast<double>(first.size())))));
+      std::vector<double> a, b;
+      for (size_t i = 0; i < take; ++i) {
+        const std::string key2 = "remeasure|" + first[i]["key"].get<std::string>();
+        if (!log.done(key2)) {
+          MatmulSchedule s;
+          s.tile = first[i].value("tile", 0);
+          s.vector_width = first[i].value("vector_width", 1);
+          s.parallel = first[i].value("parallel", false);
+          const int n = in.n, threads = o.threads;
+          const MeasureResult r =
+              measure_isolated([n, s, threads] { return build_matmul(n, s, threads); }, mo);
+          log.append({{"key", key2},
+                      {"pass", 2},
+                      {"instance", in.name},
+                      {"ok", r.ok},
+                      {"error", r.error},
+                      {"best_ns", r.best_ns},
+                      {"third_ns", r.third_ns},
+                      {"runs", r.runs}});
+        }
+        for (const auto& rec : log.records()) {
+          if (rec["key"] == key2 && rec.value("ok", false)) {
+            a.push_back(first[i].value("best_ns", 0.0));
+            b.push_back(rec.value("best_ns", 0.0));
+          }
+        }
+      }
+      if (a.size() >= 2) taus.push_back(kendall_tau_b(a, b));
+      summary.remeasured_pairs += static_cast<int64_t>(a.size());
+    }
+    summary.remeasure_tau = mean_ignoring_nan(taus);
+  }
   // Datasets from every successful measurement on record (this run's and earlier ones').
   for (const auto& in : zoo()) {
     Graph g = instance_graph(in);
     double normalizer = 0;
     for (const auto& rec : log.records()) {
-      if (rec.value("instance", "") != in.name || !rec.value("ok", false)) continue;
+      if (rec.value("instance", "") != in.name || rec.value("pass", 1) != 1 ||
+          !rec.value("ok", false)) {
+        continue;
+      }
       MatmulSchedule s;
       s.tile = rec.value("tile", 0);
       s.vector_width = rec.value("vector_width", 1);

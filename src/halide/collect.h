@@ -19,10 +19,15 @@ struct CollectOptions {
   double time_budget_min = 0;  // stop starting measurements after this (0 = none)
   int threads = 2;             // Halide threads in timed runs
   double timeout_s = 30;       // per schedule: compile + runs
+  double remeasure = 0;        // fraction of measured schedules timed again in a second pass
 };
 
 struct CollectSummary {
   int64_t measured = 0, skipped = 0, failed = 0, graphs_written = 0;
+  // Mean over instances of the Kendall tau between the two passes (--remeasure): the noise
+  // ceiling of the data. NaN when not measured.
+  double remeasure_tau = 0;
+  int64_t remeasured_pairs = 0;
 };
 
 CollectSummary collect(const CollectOptions& options);

@@ -182,6 +182,15 @@ TEST(Collect, MeasuresWritesAndResumes) {
   const CollectSummary again = collect(o);
   EXPECT_EQ(again.measured, 0);
   EXPECT_EQ(again.skipped, 5);
+  // A second pass over half the schedules gives the tau between two measurements; it does not
+  // add configurations to the dataset.
+  o.remeasure = 0.5;
+  const CollectSummary noise = collect(o);
+  EXPECT_GE(noise.remeasured_pairs, 2);
+  EXPECT_GE(noise.remeasure_tau, -1.0);
+  EXPECT_LE(noise.remeasure_tau, 1.0);
+  EXPECT_EQ(load_graph((dir / "tile/train/matmul_128.npz").string()).num_configs, g.num_configs);
+  o.remeasure = 0;
   o.pipelines = "nothing*";
   EXPECT_THROW(collect(o), UsageError);
   std::filesystem::remove_all(dir);
