@@ -26,13 +26,28 @@ namespace fs = std::filesystem;
 namespace tcost::halide {
 namespace {
 
+// One program instance of the zoo: a family and its shape.
 struct Instance {
-  std::string name;  // family_shape, the graph's file stem
-  int n = 0;
+  std::string name;         // family_shape, the graph's file stem
+  std::string family;       // "matmul" or "conv3x3"
+  int n = 0;                // matmul: n x n x n; conv: output size (n x n)
+  int c_in = 0, c_out = 0;  // conv channels
 };
 
+// Shapes scaled so that a good schedule runs in well under 20 ms here.
 std::vector<Instance> zoo() {
-  return {{"matmul_128", 128}, {"matmul_192", 192}, {"matmul_256", 256}};
+  return {{"matmul_128", "matmul", 128},
+          {"matmul_192", "matmul", 192},
+          {"matmul_256", "matmul", 256},
+          {"conv3x3_56x16", "conv3x3", 56, 16, 16},
+          {"conv3x3_28x32", "conv3x3", 28, 32, 32},
+          {"conv3x3_14x64", "conv3x3", 14, 64, 64}};
+}
+
+// JIT-compiles an instance under a schedule (in the measuring child process).
+std::function<void()> build(const Instance& in, const MatmulSchedule& s, int threads) {
+  if (in.family == "conv3x3") return build_conv3x3(in.n, in.c_in, in.c_out, s, threads);
+  return build_matmul(in.n, s, threads);
 }
 
 std::string schedule_key(const MatmulSchedule& s) {
@@ -51,7 +66,9 @@ std::vector<MatmulSchedule> schedules(const Instance& in, int count, uint64_t se
     s.tile = tiles[rng() % 5];
     s.vector_width = widths[rng() % 4];
     s.parallel = rng() % 2 == 1;
-    if (s.tile > 0 && s.vector_width > s.tile) continue;
+    // Tiles and vectors wider than the output would read and write past its edge (the code is
+    // compiled without bounds asserts): such schedules are not sampled.
+    if (s.tile > in.n || s.vector_width > in.n || (s.tile > 0 && s.vector_width > s.tile)) continue;
     bool seen = false;
     for (const auto& o : out) seen |= schedule_key(o) == schedule_key(s);
     if (!seen) out.push_back(s);
@@ -59,30 +76,56 @@ std::vector<MatmulSchedule> schedules(const Instance& in, int count, uint64_t se
   return out;
 }
 
-// The instance as a TpuGraphs graph: parameters A and B, the dot stage C (the root).
+// Fills a node's TpuGraphs features: float32, shape dims (x innermost: minor-to-major 0, 1, 2).
+void put_node(Graph& g, int v, const std::vector<int64_t>& dims, bool root, int64_t reduction) {
+  float* f = &g.node_feat[static_cast<size_t>(v) * node_feat::kWidth];
+  f[node_feat::kElementTypeF32] = 1;
+  f[node_feat::kIsRoot] = root ? 1.0f : 0.0f;
+  double sum = 0, product = 1;
+  for (size_t k = 0; k < dims.size(); ++k) {
+    f[node_feat::kShapeDimsBegin + k] = static_cast<float>(dims[k]);
+    f[node_feat::kLayoutMinorToMajorBegin + k] = static_cast<float>(k);
+    sum += static_cast<double>(dims[k]);
+    product *= static_cast<double>(dims[k]);
+  }
+  for (size_t k = dims.size(); k < 6; ++k) f[node_feat::kLayoutMinorToMajorBegin + k] = -1;
+  f[node_feat::kShapeSum] = static_cast<float>(sum);
+  f[node_feat::kShapeProduct] = static_cast<float>(product);
+  f[node_feat::kOpDimsBegin] = static_cast<float>(reduction);
+}
+
+// The instance as a TpuGraphs graph: its inputs (parameters) and stages, edges consumer -> input.
 Graph instance_graph(const Instance& in) {
   Graph g;
   g.name = in.name;
   g.collection = Collection::kTile;
-  g.num_nodes = 3;
   g.node_feat_width = node_feat::kWidth;
+  g.config_feat_width = kTileConfigWidth;
+  const int64_t n = in.n;
+  if (in.family == "conv3x3") {
+    g.num_nodes = 5;  // input, weights, bias, convolution, relu (maximum)
+    g.node_feat.assign(5 * node_feat::kWidth, 0.0f);
+    g.node_opcode = {op::kParameter, op::kParameter, op::kParameter, op::kConvolution,
+                     op::kMaximum};
+    put_node(g, 0, {n + 2, n + 2, in.c_in}, false, 0);
+    put_node(g, 1, {3, 3, in.c_in, in.c_out}, false, 0);
+    put_node(g, 2, {in.c_out}, false, 0);
+    put_node(g, 3, {n, n, in.c_out}, false, 9 * in.c_in);
+    put_node(g, 4, {n, n, in.c_out}, true, 0);
+    for (int k = 0; k < 2; ++k) {
+      g.node_feat[3 * node_feat::kWidth + node_feat::kWindowSizeBegin + k] = 3;
+      g.node_feat[3 * node_feat::kWidth + node_feat::kWindowStrideBegin + k] = 1;
+    }
+    g.edges = {3, 0, 3, 1, 3, 2, 4, 3};
+    return g;
+  }
+  g.num_nodes = 3;  // A, B, the dot stage C
   g.node_feat.assign(3 * node_feat::kWidth, 0.0f);
   g.node_opcode = {op::kParameter, op::kParameter, op::kDot};
-  for (int v = 0; v < 3; ++v) {
-    float* f = &g.node_feat[v * node_feat::kWidth];
-    f[node_feat::kElementTypeF32] = 1;
-    f[node_feat::kShapeDimsBegin] = static_cast<float>(in.n);
-    f[node_feat::kShapeDimsBegin + 1] = static_cast<float>(in.n);
-    f[node_feat::kShapeSum] = static_cast<float>(2 * in.n);
-    f[node_feat::kShapeProduct] = static_cast<float>(in.n * in.n);
-    f[node_feat::kLayoutMinorToMajorBegin] = 0;
-    f[node_feat::kLayoutMinorToMajorBegin + 1] = 1;
-  }
-  g.node_feat[2 * node_feat::kWidth + node_feat::kIsRoot] = 1;
-  g.node_feat[2 * node_feat::kWidth + node_feat::kOpDimsBegin] =
-      static_cast<float>(in.n);  // reduction
+  put_node(g, 0, {n, n}, false, 0);
+  put_node(g, 1, {n, n}, false, 0);
+  put_node(g, 2, {n, n}, true, n);
   g.edges = {2, 0, 2, 1};
-  g.config_feat_width = kTileConfigWidth;
   return g;
 }
 
@@ -141,9 +184,9 @@ CollectSummary collect(const CollectOptions& o) {
         out_of_time = true;
         break;
       }
-      const int n = in.n, threads = o.threads;
+      const int threads = o.threads;
       const MeasureResult r =
-          measure_isolated([n, s, threads] { return build_matmul(n, s, threads); }, mo);
+          measure_isolated([in, s, threads] { return build(in, s, threads); }, mo);
       log.append({{"key", key},
                   {"pass", 1},
                   {"instance", in.name},
@@ -189,9 +232,9 @@ CollectSummary collect(const CollectOptions& o) {
           s.tile = first[i].value("tile", 0);
           s.vector_width = first[i].value("vector_width", 1);
           s.parallel = first[i].value("parallel", false);
-          const int n = in.n, threads = o.threads;
+          const int threads = o.threads;
           const MeasureResult r =
-              measure_isolated([n, s, threads] { return build_matmul(n, s, threads); }, mo);
+              measure_isolated([in, s, threads] { return build(in, s, threads); }, mo);
           log.append({{"key", key2},
                       {"pass", 2},
                       {"instance", in.name},

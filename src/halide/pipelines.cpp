@@ -51,4 +51,54 @@ std::function<void()> build_matmul(int n, const MatmulSchedule& s, int threads) 
   }
 }
 
+std::function<void()> build_conv3x3(int size, int c_in, int c_out, const MatmulSchedule& s,
+                                    int threads) {
+  using namespace Halide;
+  setenv("HL_NUM_THREADS", std::to_string(threads).c_str(), 1);
+  try {
+    auto in = std::make_shared<Buffer<float>>(size + 2, size + 2, c_in);  // padded input
+    auto w = std::make_shared<Buffer<float>>(3, 3, c_in, c_out);
+    auto bias = std::make_shared<Buffer<float>>(c_out);
+    auto out = std::make_shared<Buffer<float>>(size, size, c_out);
+    std::mt19937 rng(4321);
+    std::uniform_real_distribution<float> u(-1, 1);
+    for (auto* b : {in.get(), w.get(), bias.get()})
+      b->for_each_value([&](float& v) { v = u(rng); });
+    Var x("x"), y("y"), c("c"), xi("xi"), yi("yi");
+    RDom r(0, 3, 0, 3, 0, c_in);
+    Func conv("conv"), relu("relu");
+    conv(x, y, c) = (*bias)(c);
+    conv(x, y, c) += (*w)(r.x, r.y, r.z, c) * (*in)(x + r.x, y + r.y, r.z);
+    relu(x, y, c) = max(conv(x, y, c), 0.0f);
+    Var inner_x = x;
+    if (s.tile > 0) {
+      relu.tile(x, y, xi, yi, s.tile, s.tile);
+      conv.compute_at(relu, x);
+      inner_x = xi;
+    } else {
+      conv.compute_root();
+    }
+    if (s.vector_width > 1) {
+      relu.vectorize(inner_x, s.vector_width);
+      conv.vectorize(x, s.vector_width);
+      conv.update().vectorize(x, s.vector_width);
+    }
+    if (s.parallel) {
+      relu.parallel(c);
+      if (s.tile == 0) {
+        conv.parallel(c);
+        conv.update().parallel(c);
+      }
+    }
+    Target t = get_jit_target_from_environment()
+                   .with_feature(Target::DisableLLVMLoopOpt)
+                   .with_feature(Target::NoAsserts);
+    auto pipeline = std::make_shared<Pipeline>(relu);
+    pipeline->compile_jit(t);
+    return [pipeline, in, w, bias, out] { pipeline->realize(*out); };
+  } catch (const Halide::Error& e) {
+    throw std::runtime_error(std::string("Halide rejected the schedule: ") + e.what());
+  }
+}
+
 }  // namespace tcost::halide

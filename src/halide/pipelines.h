@@ -17,4 +17,10 @@ struct MatmulSchedule {
 // workload that runs it once. Throws std::runtime_error when Halide rejects the schedule.
 std::function<void()> build_matmul(int n, const MatmulSchedule& schedule, int threads);
 
+// A 3x3 convolution with bias and ReLU over a size x size image, c_in -> c_out channels
+// (x innermost). The schedule tiles the ReLU output in x, y; the convolution is computed per
+// tile (or at root when untiled) with the same vectorisation and parallelism.
+std::function<void()> build_conv3x3(int size, int c_in, int c_out, const MatmulSchedule& schedule,
+                                    int threads);
+
 }  // namespace tcost::halide

@@ -91,6 +91,27 @@ TEST(HalideMatmul, ParallelVectorisedBeatsSerialScalar) {
       << "fast " << fast.best_ns << " serial " << serial.best_ns;
 }
 
+TEST(HalideConv, EveryScheduleKindRunsAndParallelVectorisedTilesAreFaster) {
+  MeasureOptions o;
+  o.timeout_s = 60;
+  const MeasureResult serial = measure_isolated([] { return build_conv3x3(32, 16, 16, {}, 2); }, o);
+  const MeasureResult fast = measure_isolated(
+      [] {
+        return build_conv3x3(32, 16, 16, {16, 8, true}, 2);
+      },
+      o);
+  const MeasureResult root = measure_isolated(
+      [] {
+        return build_conv3x3(32, 16, 16, {0, 8, true}, 2);
+      },
+      o);
+  ASSERT_TRUE(serial.ok) << serial.error;
+  ASSERT_TRUE(fast.ok) << fast.error;
+  ASSERT_TRUE(root.ok) << root.error;
+  EXPECT_LT(fast.best_ns * 2, serial.best_ns)
+      << "fast " << fast.best_ns << " serial " << serial.best_ns;
+}
+
 std::string temp_path(const char* name) {
   return (std::filesystem::temp_directory_path() /
           (std::string("tcost_halide_") + name + "_" + std::to_string(getpid()) + ".jsonl"))
