@@ -145,6 +145,41 @@ void put_config(std::vector<float>& dst, const Instance& in, const MatmulSchedul
   dst.insert(dst.end(), f, f + kTileConfigWidth);
 }
 
+// Successful first-pass measurements of `instance` (the dataset's configurations).
+bool first_pass_ok(const nlohmann::json& rec, const std::string& instance) {
+  return rec.value("instance", "") == instance && rec.value("pass", 1) == 1 &&
+         rec.value("ok", false);
+}
+
+MatmulSchedule schedule_of(const nlohmann::json& rec) {
+  MatmulSchedule s;
+  s.tile = rec.value("tile", 0);
+  s.vector_width = rec.value("vector_width", 1);
+  s.parallel = rec.value("parallel", false);
+  return s;
+}
+
+// Measures one schedule in a child process and appends the outcome, success or failure.
+MeasureResult measure_and_record(ResultLog& log, const std::string& key, int pass,
+                                 const Instance& in, const MatmulSchedule& s, int threads,
+                                 const MeasureOptions& mo) {
+  const MeasureResult r = measure_isolated([in, s, threads] { return build(in, s, threads); }, mo);
+  log.append({{"key", key},
+              {"pass", pass},
+              {"instance", in.name},
+              {"tile", s.tile},
+              {"vector_width", s.vector_width},
+              {"parallel", s.parallel},
+              {"ok", r.ok},
+              {"error", r.error},
+              {"compile_ms", r.compile_ms},
+              {"best_ns", r.best_ns},
+              {"third_ns", r.third_ns},
+              {"runs", r.runs},
+              {"threads", threads}});
+  return r;
+}
+
 }  // namespace
 
 CollectSummary collect(const CollectOptions& o) {
@@ -161,17 +196,21 @@ CollectSummary collect(const CollectOptions& o) {
     throw UsageError(fmt::format("--pipelines '{}' matches no program", o.pipelines));
   ResultLog log((fs::path(o.out) / "measurements.jsonl").string());
   CollectSummary summary;
+  std::vector<std::vector<MatmulSchedule>> planned;
   int64_t total = 0;
-  for (const auto& in : chosen)
-    total += static_cast<int64_t>(schedules(in, o.configs_per_graph, o.seed).size());
+  for (const auto& in : chosen) {
+    planned.push_back(schedules(in, o.configs_per_graph, o.seed));
+    total += static_cast<int64_t>(planned.back().size());
+  }
   Progress progress("measuring", total);
   const auto start = std::chrono::steady_clock::now();
   MeasureOptions mo;
   mo.timeout_s = o.timeout_s;
   int64_t done = 0;
   bool out_of_time = false;
-  for (const auto& in : chosen) {
-    for (const auto& s : schedules(in, o.configs_per_graph, o.seed)) {
+  for (size_t i = 0; i < chosen.size(); ++i) {
+    const Instance& in = chosen[i];
+    for (const auto& s : planned[i]) {
       const std::string key = in.name + "|" + schedule_key(s);
       progress.update(++done, key);
       if (log.done(key)) {
@@ -184,22 +223,7 @@ CollectSummary collect(const CollectOptions& o) {
         out_of_time = true;
         break;
       }
-      const int threads = o.threads;
-      const MeasureResult r =
-          measure_isolated([in, s, threads] { return build(in, s, threads); }, mo);
-      log.append({{"key", key},
-                  {"pass", 1},
-                  {"instance", in.name},
-                  {"tile", s.tile},
-                  {"vector_width", s.vector_width},
-                  {"parallel", s.parallel},
-                  {"ok", r.ok},
-                  {"error", r.error},
-                  {"compile_ms", r.compile_ms},
-                  {"best_ns", r.best_ns},
-                  {"third_ns", r.third_ns},
-                  {"runs", r.runs},
-                  {"threads", o.threads}});
+      const MeasureResult r = measure_and_record(log, key, 1, in, s, o.threads, mo);
       r.ok ? ++summary.measured : ++summary.failed;
     }
     if (out_of_time) break;
@@ -213,10 +237,7 @@ CollectSummary collect(const CollectOptions& o) {
     for (const auto& in : chosen) {
       std::vector<nlohmann::json> first;
       for (const auto& rec : log.records()) {
-        if (rec.value("instance", "") == in.name && rec.value("pass", 1) == 1 &&
-            rec.value("ok", false)) {
-          first.push_back(rec);
-        }
+        if (first_pass_ok(rec, in.name)) first.push_back(rec);
       }
       std::mt19937_64 rng(o.seed + 99);
       std::shuffle(first.begin(), first.end(), rng);
@@ -227,28 +248,12 @@ CollectSummary collect(const CollectOptions& o) {
       std::vector<double> a, b;
       for (size_t i = 0; i < take; ++i) {
         const std::string key2 = "remeasure|" + first[i]["key"].get<std::string>();
-        if (!log.done(key2)) {
-          MatmulSchedule s;
-          s.tile = first[i].value("tile", 0);
-          s.vector_width = first[i].value("vector_width", 1);
-          s.parallel = first[i].value("parallel", false);
-          const int threads = o.threads;
-          const MeasureResult r =
-              measure_isolated([in, s, threads] { return build(in, s, threads); }, mo);
-          log.append({{"key", key2},
-                      {"pass", 2},
-                      {"instance", in.name},
-                      {"ok", r.ok},
-                      {"error", r.error},
-                      {"best_ns", r.best_ns},
-                      {"third_ns", r.third_ns},
-                      {"runs", r.runs}});
-        }
-        for (const auto& rec : log.records()) {
-          if (rec["key"] == key2 && rec.value("ok", false)) {
-            a.push_back(first[i].value("best_ns", 0.0));
-            b.push_back(rec.value("best_ns", 0.0));
-          }
+        if (!log.done(key2))
+          measure_and_record(log, key2, 2, in, schedule_of(first[i]), o.threads, mo);
+        const nlohmann::json* second = log.find(key2);
+        if (second != nullptr && second->value("ok", false)) {
+          a.push_back(first[i].value("best_ns", 0.0));
+          b.push_back(second->value("best_ns", 0.0));
         }
       }
       if (a.size() >= 2) taus.push_back(kendall_tau_b(a, b));
@@ -261,14 +266,8 @@ CollectSummary collect(const CollectOptions& o) {
     Graph g = instance_graph(in);
     double normalizer = 0;
     for (const auto& rec : log.records()) {
-      if (rec.value("instance", "") != in.name || rec.value("pass", 1) != 1 ||
-          !rec.value("ok", false)) {
-        continue;
-      }
-      MatmulSchedule s;
-      s.tile = rec.value("tile", 0);
-      s.vector_width = rec.value("vector_width", 1);
-      s.parallel = rec.value("parallel", false);
+      if (!first_pass_ok(rec, in.name)) continue;
+      const MatmulSchedule s = schedule_of(rec);
       if (schedule_key(s) == schedule_key(MatmulSchedule{})) normalizer = rec.value("best_ns", 0.0);
       put_config(g.config_feat, in, s);
       g.runtime_ns.push_back(std::max<int64_t>(1, static_cast<int64_t>(rec.value("best_ns", 0.0))));
@@ -276,7 +275,8 @@ CollectSummary collect(const CollectOptions& o) {
     g.num_configs = static_cast<int64_t>(g.runtime_ns.size());
     if (g.num_configs == 0 || normalizer <= 0) continue;  // not measured (yet)
     g.normalizer_ns.assign(static_cast<size_t>(g.num_configs), static_cast<int64_t>(normalizer));
-    // One family so far: every instance goes to train until the zoo has families to hold out.
+    // Families are not held out yet: every instance goes to train (test and valid need at
+    // least three families).
     const fs::path dir = fs::path(o.out) / "tile" / "train";
     fs::create_directories(dir, ec);
     save_graph((dir / (g.name + ".npz")).string(), g, true);

@@ -43,7 +43,7 @@ ResultLog::ResultLog(std::string path) : path_(std::move(path)) {
     if (!j.is_object() || !j.contains("key") || !j["key"].is_string()) {
       throw InputError(fmt::format("{}: line {} has no string \"key\"", path_, i + 1));
     }
-    keys_.insert(j["key"].get<std::string>());
+    index_[j["key"].get<std::string>()] = records_.size();
     records_.push_back(std::move(j));
   }
   if (!last_complete) {
@@ -73,8 +73,13 @@ void ResultLog::append(const nlohmann::json& record) {
       fsync(fileno(file_)) != 0) {
     throw InputError(fmt::format("{}: write failed: {}", path_, std::strerror(errno)));
   }
-  keys_.insert(record["key"].get<std::string>());
+  index_[record["key"].get<std::string>()] = records_.size();
   records_.push_back(record);
+}
+
+const nlohmann::json* ResultLog::find(const std::string& key) const {
+  const auto it = index_.find(key);
+  return it == index_.end() ? nullptr : &records_[it->second];
 }
 
 }  // namespace tcost::halide

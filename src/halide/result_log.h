@@ -5,7 +5,7 @@
 #pragma once
 
 #include <cstdio>
-#include <set>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -23,7 +23,9 @@ class ResultLog {
 
   // Records read at open plus those appended since; each has a string "key".
   const std::vector<nlohmann::json>& records() const { return records_; }
-  bool done(const std::string& key) const { return keys_.count(key) > 0; }
+  bool done(const std::string& key) const { return index_.count(key) > 0; }
+  // The record with this key, or null.
+  const nlohmann::json* find(const std::string& key) const;
   // Appends one record (it must have a string "key") and flushes it to disk.
   void append(const nlohmann::json& record);
 
@@ -31,7 +33,7 @@ class ResultLog {
   std::string path_;
   std::FILE* file_ = nullptr;
   std::vector<nlohmann::json> records_;
-  std::set<std::string> keys_;
+  std::map<std::string, size_t> index_;  // key -> position in records_
 };
 
 }  // namespace tcost::halide

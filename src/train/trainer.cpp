@@ -403,19 +403,36 @@ void train_model(const TrainOptions& o) {
   }
 }
 
+namespace {
+
+// Costs of every configuration in the file at `path` (a graph or a set of syntax trees) under
+// the checkpoint's model; fills `score` when given.
+std::vector<double> predict_file(const Checkpoint& ck, const std::string& path, int chunk,
+                                 GraphScore* score) {
+  if (is_ast_file(path)) {
+    if (!ck.model || ck.normalizer.collection != Collection::kAst) {
+      throw InputError(fmt::format("{}: syntax trees need an ast-gcn model", path));
+    }
+    const AstSet s = load_ast(path);
+    auto cost = predict_ast(*ck.model, s, ck.normalizer, chunk);
+    if (score != nullptr) *score = score_ast(s, cost);
+    return cost;
+  }
+  const Graph g = load_graph(path);
+  auto cost = ck.meta.model.name == "xgb"
+                  ? xgb_predict(ck, g)
+                  : predict_prepared(*ck.model,
+                                     model::prepare_graph(g, ck.normalizer, ck.model->prune_hops()),
+                                     chunk, ck.meta.model.hidden);
+  if (score != nullptr) *score = score_graph(g, cost);
+  return cost;
+}
+
+}  // namespace
+
 std::vector<double> predict_costs(const std::string& model_path, const std::string& graph_path,
                                   int chunk) {
-  const Checkpoint ck = load_checkpoint(model_path);
-  if (is_ast_file(graph_path)) {
-    if (!ck.model || ck.normalizer.collection != Collection::kAst) {
-      throw InputError(fmt::format("{}: syntax trees need an ast-gcn model", graph_path));
-    }
-    return predict_ast(*ck.model, load_ast(graph_path), ck.normalizer, chunk);
-  }
-  const Graph g = load_graph(graph_path);
-  if (ck.meta.model.name == "xgb") return xgb_predict(ck, g);
-  return predict_prepared(*ck.model, model::prepare_graph(g, ck.normalizer, ck.model->prune_hops()),
-                          chunk, ck.meta.model.hidden);
+  return predict_file(load_checkpoint(model_path), graph_path, chunk, nullptr);
 }
 
 ScoreReport evaluate_model(const EvalOptions& o) {
@@ -434,23 +451,9 @@ ScoreReport evaluate_model(const EvalOptions& o) {
   std::vector<GraphScore> scores;
   Progress progress("evaluating", static_cast<int64_t>(files.size()));
   for (const auto& f : files) {
-    if (is_ast_file(f)) {
-      if (!ck.model || ck.normalizer.collection != Collection::kAst) {
-        throw InputError(fmt::format("{}: syntax trees need an ast-gcn model", f));
-      }
-      const AstSet s = load_ast(f);
-      scores.push_back(score_ast(s, predict_ast(*ck.model, s, ck.normalizer, o.chunk)));
-      progress.update(static_cast<int64_t>(scores.size()));
-      continue;
-    }
-    const Graph g = load_graph(f);
-    const std::vector<double> cost =
-        ck.meta.model.name == "xgb"
-            ? xgb_predict(ck, g)
-            : predict_prepared(*ck.model,
-                               model::prepare_graph(g, ck.normalizer, ck.model->prune_hops()),
-                               o.chunk, ck.meta.model.hidden);
-    scores.push_back(score_graph(g, cost));
+    GraphScore score;
+    predict_file(ck, f, o.chunk, &score);
+    scores.push_back(std::move(score));
     progress.update(static_cast<int64_t>(scores.size()));
   }
   return summarize_scores(std::move(scores));
