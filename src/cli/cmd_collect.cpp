@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "core/dataset.h"
+#include "core/error.h"
 #include "halide/collect.h"
 
 namespace tcost::cli {
@@ -11,7 +13,7 @@ void register_collect(CLI::App& app) {
   auto o = std::make_shared<halide::CollectOptions>();
   auto* cmd =
       app.add_subcommand("collect", "Measure Halide programs under sampled schedules (resumable)");
-  cmd->add_option("--out", o->out, "Output directory (measurements.jsonl, tile/)")->required();
+  cmd->add_option("--out", o->out, "Output directory (measurements.jsonl, layout/, tile/, ast/)");
   cmd->add_option("--pipelines", o->pipelines, "Glob over program instances (e.g. 'matmul_*')")
       ->capture_default_str();
   cmd->add_option("--configs-per-graph", o->configs_per_graph, "Sampled schedules per instance")
@@ -24,16 +26,38 @@ void register_collect(CLI::App& app) {
   cmd->add_option("--threads", o->threads, "Halide threads in timed runs")
       ->capture_default_str()
       ->check(CLI::Range(1, 256));
+  cmd->add_option("--workers", o->workers,
+                  "Measurements in flight: their compiles overlap, timed runs never do")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
   cmd->add_option("--timeout", o->timeout_s, "Seconds per schedule (compile + runs)")
       ->capture_default_str()
       ->check(CLI::Range(1.0, 3600.0));
+  cmd->add_option("--max-run-seconds", o->max_run_seconds,
+                  "Stop repeating timed runs of a schedule after this much run time")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 3600.0));
+  cmd->add_flag("!--no-ast", o->ast, "Do not write the syntax-tree datasets");
+  auto list = std::make_shared<bool>(false);
+  cmd->add_flag("--list", *list, "List the programs (and their splits) and exit");
   cmd->add_option("--remeasure", o->remeasure, "Fraction of schedules timed again (noise ceiling)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
-  cmd->callback([o] {
+  cmd->callback([o, list] {
+    if (*list) {
+      for (const auto& in : halide::select_instances(o->pipelines)) {
+        const auto p = halide::describe(in.name);
+        fmt::print("{:<32} {:<18} {:<5} {} nodes, {} stages\n", in.name, in.family,
+                   split_name(in.split), p.nodes.size(), p.stages().size());
+      }
+      return;
+    }
+    if (o->out.empty()) throw UsageError("--out is required");
     const auto s = halide::collect(*o);
-    fmt::print("measured {}, failed {}, already on record {}; wrote {} tile graphs under {}/tile\n",
-               s.measured, s.failed, s.skipped, s.graphs_written, o->out);
+    fmt::print(
+        "measured {}, failed {}, already on record {}; wrote {} layout, {} tile and {} syntax-tree "
+        "files under {}\n",
+        s.measured, s.failed, s.skipped, s.layout_written, s.tile_written, s.ast_written, o->out);
     if (o->remeasure > 0) {
       fmt::print("noise ceiling: Kendall tau between two measurement passes = {:.4f} ({} pairs)\n",
                  s.remeasure_tau, s.remeasured_pairs);

@@ -3,14 +3,23 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
+#include <ctime>
 #include <filesystem>
+#include <fstream>
 #include <limits>
+#include <map>
+#include <mutex>
 #include <random>
+#include <set>
+#include <thread>
 
 #include <fmt/format.h>
 
+#include "core/ast.h"
+#include "core/dataset.h"
 #include "core/error.h"
 #include "core/graph.h"
 #include "core/metrics.h"
@@ -18,132 +27,13 @@
 #include "core/progress.h"
 #include "core/tpugraphs_io.h"
 #include "halide/measure.h"
-#include "halide/pipelines.h"
 #include "halide/result_log.h"
+#include "halide/zoo.h"
 
 namespace fs = std::filesystem;
 
 namespace tcost::halide {
 namespace {
-
-// One program instance of the zoo: a family and its shape.
-struct Instance {
-  std::string name;         // family_shape, the graph's file stem
-  std::string family;       // "matmul" or "conv3x3"
-  int n = 0;                // matmul: n x n x n; conv: output size (n x n)
-  int c_in = 0, c_out = 0;  // conv channels
-};
-
-// Shapes scaled so that a good schedule runs in well under 20 ms here.
-std::vector<Instance> zoo() {
-  return {{"matmul_128", "matmul", 128},
-          {"matmul_192", "matmul", 192},
-          {"matmul_256", "matmul", 256},
-          {"conv3x3_56x16", "conv3x3", 56, 16, 16},
-          {"conv3x3_28x32", "conv3x3", 28, 32, 32},
-          {"conv3x3_14x64", "conv3x3", 14, 64, 64}};
-}
-
-// JIT-compiles an instance under a schedule (in the measuring child process).
-std::function<void()> build(const Instance& in, const MatmulSchedule& s, int threads) {
-  if (in.family == "conv3x3") return build_conv3x3(in.n, in.c_in, in.c_out, s, threads);
-  return build_matmul(in.n, s, threads);
-}
-
-std::string schedule_key(const MatmulSchedule& s) {
-  return fmt::format("tile={},vec={},par={}", s.tile, s.vector_width, s.parallel ? 1 : 0);
-}
-
-// The schedules of one instance: the default (untiled, scalar, serial) first, then distinct
-// seeded samples.
-std::vector<MatmulSchedule> schedules(const Instance& in, int count, uint64_t seed) {
-  std::vector<MatmulSchedule> out = {MatmulSchedule{}};
-  std::mt19937_64 rng(seed ^ std::hash<std::string>{}(in.name));
-  const int tiles[] = {0, 8, 16, 32, 64};
-  const int widths[] = {1, 4, 8, 16};
-  for (int tries = 0; static_cast<int>(out.size()) < count + 1 && tries < 1000; ++tries) {
-    MatmulSchedule s;
-    s.tile = tiles[rng() % 5];
-    s.vector_width = widths[rng() % 4];
-    s.parallel = rng() % 2 == 1;
-    // Tiles and vectors wider than the output would read and write past its edge (the code is
-    // compiled without bounds asserts): such schedules are not sampled.
-    if (s.tile > in.n || s.vector_width > in.n || (s.tile > 0 && s.vector_width > s.tile)) continue;
-    bool seen = false;
-    for (const auto& o : out) seen |= schedule_key(o) == schedule_key(s);
-    if (!seen) out.push_back(s);
-  }
-  return out;
-}
-
-// Fills a node's TpuGraphs features: float32, shape dims (x innermost: minor-to-major 0, 1, 2).
-void put_node(Graph& g, int v, const std::vector<int64_t>& dims, bool root, int64_t reduction) {
-  float* f = &g.node_feat[static_cast<size_t>(v) * node_feat::kWidth];
-  f[node_feat::kElementTypeF32] = 1;
-  f[node_feat::kIsRoot] = root ? 1.0f : 0.0f;
-  double sum = 0, product = 1;
-  for (size_t k = 0; k < dims.size(); ++k) {
-    f[node_feat::kShapeDimsBegin + k] = static_cast<float>(dims[k]);
-    f[node_feat::kLayoutMinorToMajorBegin + k] = static_cast<float>(k);
-    sum += static_cast<double>(dims[k]);
-    product *= static_cast<double>(dims[k]);
-  }
-  for (size_t k = dims.size(); k < 6; ++k) f[node_feat::kLayoutMinorToMajorBegin + k] = -1;
-  f[node_feat::kShapeSum] = static_cast<float>(sum);
-  f[node_feat::kShapeProduct] = static_cast<float>(product);
-  f[node_feat::kOpDimsBegin] = static_cast<float>(reduction);
-}
-
-// The instance as a TpuGraphs graph: its inputs (parameters) and stages, edges consumer -> input.
-Graph instance_graph(const Instance& in) {
-  Graph g;
-  g.name = in.name;
-  g.collection = Collection::kTile;
-  g.node_feat_width = node_feat::kWidth;
-  g.config_feat_width = kTileConfigWidth;
-  const int64_t n = in.n;
-  if (in.family == "conv3x3") {
-    g.num_nodes = 5;  // input, weights, bias, convolution, relu (maximum)
-    g.node_feat.assign(5 * node_feat::kWidth, 0.0f);
-    g.node_opcode = {op::kParameter, op::kParameter, op::kParameter, op::kConvolution,
-                     op::kMaximum};
-    put_node(g, 0, {n + 2, n + 2, in.c_in}, false, 0);
-    put_node(g, 1, {3, 3, in.c_in, in.c_out}, false, 0);
-    put_node(g, 2, {in.c_out}, false, 0);
-    put_node(g, 3, {n, n, in.c_out}, false, 9 * in.c_in);
-    put_node(g, 4, {n, n, in.c_out}, true, 0);
-    for (int k = 0; k < 2; ++k) {
-      g.node_feat[3 * node_feat::kWidth + node_feat::kWindowSizeBegin + k] = 3;
-      g.node_feat[3 * node_feat::kWidth + node_feat::kWindowStrideBegin + k] = 1;
-    }
-    g.edges = {3, 0, 3, 1, 3, 2, 4, 3};
-    return g;
-  }
-  g.num_nodes = 3;  // A, B, the dot stage C
-  g.node_feat.assign(3 * node_feat::kWidth, 0.0f);
-  g.node_opcode = {op::kParameter, op::kParameter, op::kDot};
-  put_node(g, 0, {n, n}, false, 0);
-  put_node(g, 1, {n, n}, false, 0);
-  put_node(g, 2, {n, n}, true, n);
-  g.edges = {2, 0, 2, 1};
-  return g;
-}
-
-// The 24-wide config of a schedule (docs/formats.md, "Halide tile configs").
-void put_config(std::vector<float>& dst, const Instance& in, const MatmulSchedule& s) {
-  const float tx = static_cast<float>(s.tile > 0 ? s.tile : in.n);
-  const float ty = static_cast<float>(s.tile > 0 ? s.tile : in.n);
-  float f[kTileConfigWidth] = {};
-  f[0] = tx;
-  f[1] = ty;
-  f[6] = tx + ty;
-  f[7] = tx * ty;
-  f[8] = static_cast<float>(s.vector_width);
-  f[9] = s.parallel ? 1.0f : 0.0f;
-  f[14] = f[8] + f[9];
-  f[15] = f[8] * f[9];
-  dst.insert(dst.end(), f, f + kTileConfigWidth);
-}
 
 // Successful first-pass measurements of `instance` (the dataset's configurations).
 bool first_pass_ok(const nlohmann::json& rec, const std::string& instance) {
@@ -151,25 +41,21 @@ bool first_pass_ok(const nlohmann::json& rec, const std::string& instance) {
          rec.value("ok", false);
 }
 
-MatmulSchedule schedule_of(const nlohmann::json& rec) {
-  MatmulSchedule s;
-  s.tile = rec.value("tile", 0);
-  s.vector_width = rec.value("vector_width", 1);
-  s.parallel = rec.value("parallel", false);
-  return s;
-}
+// One schedule of one program to measure, in the first pass (1) or the second (2).
+struct Job {
+  const ProgramInfo* program;
+  Schedule schedule;
+  std::string key;
+  int pass;
+};
 
-// Measures one schedule in a child process and appends the outcome, success or failure.
-MeasureResult measure_and_record(ResultLog& log, const std::string& key, int pass,
-                                 const Instance& in, const MatmulSchedule& s, int threads,
-                                 const MeasureOptions& mo) {
-  const MeasureResult r = measure_isolated([in, s, threads] { return build(in, s, threads); }, mo);
-  log.append({{"key", key},
-              {"pass", pass},
-              {"instance", in.name},
-              {"tile", s.tile},
-              {"vector_width", s.vector_width},
-              {"parallel", s.parallel},
+// Appends the outcome of one measurement, success or failure.
+void record(ResultLog& log, const Job& j, int threads, const MeasureResult& r) {
+  log.append({{"key", j.key},
+              {"pass", j.pass},
+              {"instance", j.program->instance},
+              {"family", j.program->family},
+              {"schedule", schedule_to_json(j.schedule)},
               {"ok", r.ok},
               {"error", r.error},
               {"compile_ms", r.compile_ms},
@@ -177,10 +63,316 @@ MeasureResult measure_and_record(ResultLog& log, const std::string& key, int pas
               {"third_ns", r.third_ns},
               {"runs", r.runs},
               {"threads", threads}});
-  return r;
+}
+
+// Fills a node's TpuGraphs features (docs/formats.md, "Halide graphs").
+void put_node(Graph& g, int v, const NodeInfo& n, bool root) {
+  float* f = &g.node_feat[static_cast<size_t>(v) * node_feat::kWidth];
+  f[node_feat::kElementTypeF32] = 1;
+  f[node_feat::kIsRoot] = root ? 1.0f : 0.0f;
+  double sum = 0, product = 1;
+  for (size_t k = 0; k < 6; ++k) {
+    const bool has = k < n.dims.size();
+    f[node_feat::kShapeDimsBegin + k] = has ? static_cast<float>(n.dims[k]) : 0.0f;
+    f[node_feat::kLayoutMinorToMajorBegin + k] = has ? static_cast<float>(k) : -1.0f;
+    if (has) {
+      sum += static_cast<double>(n.dims[k]);
+      product *= static_cast<double>(n.dims[k]);
+    }
+  }
+  f[node_feat::kShapeSum] = static_cast<float>(sum);
+  f[node_feat::kShapeProduct] = static_cast<float>(product);
+  f[node_feat::kOpDimsBegin] = static_cast<float>(n.reduction);
+  if (n.window > 0) {
+    for (int k = 0; k < 2; ++k) {
+      f[node_feat::kWindowSizeBegin + k] = static_cast<float>(n.window);
+      f[node_feat::kWindowStrideBegin + k] = static_cast<float>(n.stride);
+    }
+  }
+}
+
+// The program as a TpuGraphs graph without configurations: inputs (parameters) and stages,
+// edges consumer -> producer.
+Graph program_graph(const ProgramInfo& p, Collection collection) {
+  Graph g;
+  g.name = p.instance;
+  g.collection = collection;
+  g.num_nodes = static_cast<int64_t>(p.nodes.size());
+  g.node_feat_width = node_feat::kWidth;
+  g.node_feat.assign(p.nodes.size() * node_feat::kWidth, 0.0f);
+  for (size_t v = 0; v < p.nodes.size(); ++v) {
+    g.node_opcode.push_back(p.nodes[v].opcode);
+    put_node(g, static_cast<int>(v), p.nodes[v], static_cast<int>(v) == p.output());
+    for (int q : p.nodes[v].producers) {
+      g.edges.push_back(static_cast<int32_t>(v));
+      g.edges.push_back(q);
+    }
+  }
+  if (collection == Collection::kLayout) {
+    g.config_feat_width = kStageConfigWidth;
+    for (int v : p.stages()) g.config_node_ids.push_back(v);
+  } else {
+    g.config_feat_width = kTileConfigWidth;
+  }
+  return g;
+}
+
+struct Measured {
+  std::vector<Schedule> schedules;
+  std::vector<int64_t> runtime_ns;
+  int64_t normalizer_ns = 0;  // the default schedule's runtime
+};
+
+Measured measured_configs(const ResultLog& log, const ProgramInfo& p) {
+  Measured m;
+  const std::string default_key = schedule_key(default_schedule(p));
+  for (const auto& rec : log.records()) {
+    if (!first_pass_ok(rec, p.instance)) continue;
+    Schedule s = schedule_from_json(rec.at("schedule"));
+    check_schedule(p, s);
+    const auto ns = std::max<int64_t>(1, static_cast<int64_t>(rec.value("best_ns", 0.0)));
+    if (schedule_key(s) == default_key) m.normalizer_ns = ns;
+    m.schedules.push_back(std::move(s));
+    m.runtime_ns.push_back(ns);
+  }
+  return m;
+}
+
+void write_datasets(const std::string& out, const InstanceName& in, const ProgramInfo& p,
+                    const Measured& m, bool with_ast, CollectSummary& summary) {
+  const fs::path split = split_name(in.split);
+  const auto path = [&](const char* collection) {
+    const fs::path dir = fs::path(out) / collection / split;
+    fs::create_directories(dir);
+    return (dir / (p.instance + ".npz")).string();
+  };
+  const auto c = static_cast<int64_t>(m.schedules.size());
+  Graph layout = program_graph(p, Collection::kLayout);
+  layout.num_configs = c;
+  const auto nc = static_cast<size_t>(layout.num_config_nodes());
+  layout.config_feat.assign(static_cast<size_t>(c) * nc * kStageConfigWidth, 0.0f);
+  for (int64_t i = 0; i < c; ++i) {
+    for (size_t j = 0; j < nc; ++j) {
+      encode_stage(p.nodes[layout.config_node_ids[j]], m.schedules[i][j],
+                   &layout.config_feat[(static_cast<size_t>(i) * nc + j) * kStageConfigWidth]);
+    }
+  }
+  layout.runtime_ns = m.runtime_ns;
+  save_graph(path("layout"), layout, true);
+  ++summary.layout_written;
+  if (p.single_kernel) {
+    Graph tile = program_graph(p, Collection::kTile);
+    tile.num_configs = c;
+    tile.config_feat.assign(static_cast<size_t>(c) * kTileConfigWidth, 0.0f);
+    for (int64_t i = 0; i < c; ++i)
+      encode_tile(p, m.schedules[i], &tile.config_feat[static_cast<size_t>(i) * kTileConfigWidth]);
+    tile.runtime_ns = m.runtime_ns;
+    tile.normalizer_ns.assign(static_cast<size_t>(c), m.normalizer_ns);
+    save_graph(path("tile"), tile, true);
+    ++summary.tile_written;
+  }
+  if (!with_ast) return;
+  const std::string ast_path = path("ast");
+  // Lowering every configuration takes a while: a file that already holds these runtimes is
+  // kept.
+  if (fs::exists(ast_path)) {
+    try {
+      if (load_ast(ast_path).runtime_ns == m.runtime_ns) {
+        ++summary.ast_written;
+        return;
+      }
+    } catch (const InputError&) {
+      // rewritten below
+    }
+  }
+  AstSet a;
+  a.name = p.instance;
+  a.num_configs = c;
+  a.node_offsets.push_back(0);
+  a.edge_offsets.push_back(0);
+  a.config_feat_width = static_cast<int>(nc) * kStageConfigWidth;
+  a.config_feat = layout.config_feat;
+  for (int64_t i = 0; i < c; ++i) {
+    const AstTree t = lower_ast(p.instance, m.schedules[i]);
+    a.kinds.insert(a.kinds.end(), t.kinds.begin(), t.kinds.end());
+    a.feats.insert(a.feats.end(), t.feats.begin(), t.feats.end());
+    a.edges.insert(a.edges.end(), t.edges.begin(), t.edges.end());
+    a.node_offsets.push_back(a.num_nodes());
+    a.edge_offsets.push_back(a.num_edges());
+  }
+  a.runtime_ns = m.runtime_ns;
+  save_ast(ast_path, a, true);
+  ++summary.ast_written;
+}
+
+std::string read_first_line(const std::string& command) {
+  std::string out;
+  if (std::FILE* f = popen(command.c_str(), "r")) {
+    char buf[512];
+    if (std::fgets(buf, sizeof buf, f) != nullptr) out = buf;
+    pclose(f);
+  }
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+  return out;
+}
+
+// Facts about this machine: CPU model, cores, memory, SIMD flags, caches.
+nlohmann::json machine_facts() {
+  nlohmann::json m;
+  std::ifstream cpu("/proc/cpuinfo");
+  std::string line, flags;
+  while (std::getline(cpu, line)) {
+    const auto value = [&] { return line.substr(line.find(':') + 2); };
+    if (line.rfind("model name", 0) == 0 && !m.contains("cpu")) m["cpu"] = value();
+    if (line.rfind("flags", 0) == 0 && flags.empty()) flags = value();
+  }
+  m["cores"] = std::thread::hardware_concurrency();
+  std::ifstream mem("/proc/meminfo");
+  while (std::getline(mem, line)) {
+    if (line.rfind("MemTotal:", 0) == 0)
+      m["memory_gib"] = std::round(std::stod(line.substr(9)) / (1024.0 * 1024.0) * 10) / 10;
+  }
+  std::vector<std::string> simd;
+  for (const char* f : {"sse4_1", "sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512dq",
+                        "avx512bw", "avx512vl", "avx512_vnni", "avx512_bf16"}) {
+    if ((" " + flags + " ").find(std::string(" ") + f + " ") != std::string::npos)
+      simd.push_back(f);
+  }
+  m["simd_flags"] = simd;
+  m["cpu_flags"] = flags;
+  nlohmann::json caches;
+  for (int i = 0; i < 8; ++i) {
+    const std::string dir = fmt::format("/sys/devices/system/cpu/cpu0/cache/index{}/", i);
+    std::ifstream level(dir + "level"), type(dir + "type"), size(dir + "size");
+    std::string l, t, sz;
+    if (!(level >> l) || !(type >> t) || !(size >> sz)) break;
+    caches[fmt::format("L{} {}", l, t)] = sz;
+  }
+  m["caches"] = caches;
+  m["kernel"] = read_first_line("uname -sr 2>/dev/null");
+  return m;
+}
+
+// OUT/manifest.json: machine, Halide, protocol, date, counts and noise ceiling of the data.
+void write_manifest(const CollectOptions& o, const MeasureOptions& mo, const ResultLog& log,
+                    const CollectSummary& summary) {
+  nlohmann::json counts;
+  int64_t failed_timeout = 0, failed_crash = 0, failed_other = 0, first_pass = 0;
+  std::map<std::string, int64_t> ok_by_program;
+  for (const auto& rec : log.records()) {
+    if (rec.value("pass", 1) != 1) continue;
+    ++first_pass;
+    if (rec.value("ok", false)) {
+      ++ok_by_program[rec.value("instance", "")];
+      continue;
+    }
+    const std::string e = rec.value("error", "");
+    (e.rfind("timeout", 0) == 0   ? failed_timeout
+     : e.rfind("crashed", 0) == 0 ? failed_crash
+                                  : failed_other)++;
+  }
+  for (Split sp : {Split::kTrain, Split::kValid, Split::kTest}) {
+    std::set<std::string> families;
+    int64_t programs = 0, configs = 0, fewest = -1;
+    for (const auto& in : zoo_instances()) {
+      if (in.split != sp || ok_by_program.count(in.name) == 0) continue;
+      families.insert(in.family);
+      ++programs;
+      const int64_t c = ok_by_program[in.name];
+      configs += c;
+      fewest = fewest < 0 ? c : std::min(fewest, c);
+    }
+    counts[split_name(sp)] = {
+        {"families", std::vector<std::string>(families.begin(), families.end())},
+        {"programs", programs},
+        {"configs", configs},
+        {"fewest_configs_per_program", fewest}};
+  }
+  counts["measurements_first_pass"] = first_pass;
+  counts["failed"] = {
+      {"timeout", failed_timeout}, {"crashed", failed_crash}, {"rejected_or_other", failed_other}};
+  counts["files"] = {{"layout", summary.layout_written},
+                     {"tile", summary.tile_written},
+                     {"ast", summary.ast_written}};
+  const std::string halide = read_first_line(
+      "dpkg-query -W -f='libhalide14-0-dev ${Version}' libhalide14-0-dev 2>/dev/null");
+  const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  char date[32];
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  nlohmann::json m = {
+      {"written", date},
+      {"machine", machine_facts()},
+      {"halide",
+       {{"version", halide.empty() ? "Halide 14" : halide}, {"target", jit_target_name()}}},
+      {"protocol",
+       {{"compile", "JIT (Pipeline::compile_jit), timed separately, in a fresh child process"},
+        {"inputs", "seeded uniform random values, allocated with slack past their extents"},
+        {"threads", o.threads},
+        {"workers", o.workers},
+        {"overlap", "compiles of different schedules overlap; timed runs hold a lock alone"},
+        {"warmup_runs", mo.warmup_runs},
+        {"min_runs", mo.min_runs},
+        {"max_runs", mo.max_runs},
+        {"stop_when_third_best_within", mo.tolerance},
+        {"max_run_seconds", mo.max_run_seconds},
+        {"timeout_seconds", o.timeout_s},
+        {"statistic", "best run (ns)"},
+        {"seed", o.seed},
+        {"configs_per_program", o.configs_per_graph}}},
+      {"counts", counts},
+  };
+  const NoiseCeiling n = noise_ceiling(log);
+  m["noise_ceiling"] = {
+      {"kendall_tau", std::isnan(n.tau) ? nlohmann::json() : nlohmann::json(n.tau)},
+      {"pairs", n.pairs},
+      {"programs", n.programs},
+      {"method",
+       "mean over programs of Kendall tau-b between the first and a second measurement of a "
+       "seeded sample of its schedules (tcost collect --remeasure)"}};
+  const std::string path = (fs::path(o.out) / "manifest.json").string();
+  {
+    std::ofstream out(path + ".tmp", std::ios::trunc);
+    out << m.dump(2) << "\n";
+    if (!out) throw InputError(fmt::format("{}: cannot write", path));
+  }
+  fs::rename(path + ".tmp", path);
 }
 
 }  // namespace
+
+NoiseCeiling noise_ceiling(const ResultLog& log) {
+  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> by_program;
+  for (const auto& rec : log.records()) {
+    if (rec.value("pass", 1) != 2 || !rec.value("ok", false)) continue;
+    const std::string key = rec.at("key").get<std::string>();
+    const nlohmann::json* first = log.find(key.substr(std::string("remeasure|").size()));
+    if (first == nullptr || !first->value("ok", false)) continue;
+    auto& [a, b] = by_program[rec.value("instance", "")];
+    a.push_back(first->value("best_ns", 0.0));
+    b.push_back(rec.value("best_ns", 0.0));
+  }
+  NoiseCeiling n;
+  std::vector<double> taus;
+  for (const auto& [name, ab] : by_program) {
+    n.pairs += static_cast<int64_t>(ab.first.size());
+    if (ab.first.size() < 2) continue;
+    taus.push_back(kendall_tau_b(ab.first, ab.second));
+    ++n.programs;
+  }
+  n.tau = mean_ignoring_nan(taus);
+  return n;
+}
+
+std::vector<InstanceName> select_instances(const std::string& glob) {
+  std::vector<InstanceName> out;
+  for (const auto& in : zoo_instances()) {
+    if (fnmatch(glob.c_str(), in.name.c_str(), 0) == 0 ||
+        fnmatch(glob.c_str(), in.family.c_str(), 0) == 0)
+      out.push_back(in);
+  }
+  if (out.empty()) throw UsageError(fmt::format("--pipelines '{}' matches no program", glob));
+  return out;
+}
 
 CollectSummary collect(const CollectOptions& o) {
   if (o.out.empty()) throw UsageError("--out is required");
@@ -188,100 +380,113 @@ CollectSummary collect(const CollectOptions& o) {
   std::error_code ec;
   fs::create_directories(o.out, ec);
   if (ec) throw InputError(fmt::format("{}: cannot create: {}", o.out, ec.message()));
-  std::vector<Instance> chosen;
-  for (const auto& in : zoo()) {
-    if (fnmatch(o.pipelines.c_str(), in.name.c_str(), 0) == 0) chosen.push_back(in);
-  }
-  if (chosen.empty())
-    throw UsageError(fmt::format("--pipelines '{}' matches no program", o.pipelines));
+  const std::vector<InstanceName> chosen = select_instances(o.pipelines);
   ResultLog log((fs::path(o.out) / "measurements.jsonl").string());
   CollectSummary summary;
-  std::vector<std::vector<MatmulSchedule>> planned;
+  std::vector<ProgramInfo> programs;
+  std::vector<std::vector<Schedule>> planned;
   int64_t total = 0;
   for (const auto& in : chosen) {
-    planned.push_back(schedules(in, o.configs_per_graph, o.seed));
+    programs.push_back(describe(in.name));
+    planned.push_back(sample_schedules(programs.back(), o.configs_per_graph, o.seed));
     total += static_cast<int64_t>(planned.back().size());
   }
-  Progress progress("measuring", total);
-  const auto start = std::chrono::steady_clock::now();
   MeasureOptions mo;
   mo.timeout_s = o.timeout_s;
-  int64_t done = 0;
+  mo.max_run_seconds = o.max_run_seconds;
+  mo.lock_path = (fs::path(o.out) / ".measure.lock").string();
+  const auto start = std::chrono::steady_clock::now();
   bool out_of_time = false;
-  for (size_t i = 0; i < chosen.size(); ++i) {
-    const Instance& in = chosen[i];
-    for (const auto& s : planned[i]) {
-      const std::string key = in.name + "|" + schedule_key(s);
-      progress.update(++done, key);
-      if (log.done(key)) {
+  // Runs the jobs not on record yet: `workers` threads each run one measuring child process at
+  // a time (compiles overlap; timed runs take the lock alone).
+  const auto run = [&](const char* label, const std::vector<Job>& all_jobs) {
+    std::vector<const Job*> jobs;
+    for (const auto& j : all_jobs) {
+      if (log.done(j.key)) {
         ++summary.skipped;
-        continue;
+      } else {
+        jobs.push_back(&j);
       }
-      const double minutes =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / 60;
-      if (o.time_budget_min > 0 && minutes > o.time_budget_min) {
-        out_of_time = true;
-        break;
-      }
-      const MeasureResult r = measure_and_record(log, key, 1, in, s, o.threads, mo);
-      r.ok ? ++summary.measured : ++summary.failed;
     }
-    if (out_of_time) break;
+    Progress progress(label, static_cast<int64_t>(jobs.size()));
+    std::mutex mu;
+    std::atomic<size_t> next{0};
+    std::atomic<bool> stop{false};
+    int64_t done = 0;
+    const auto worker = [&] {
+      for (;;) {
+        const size_t n = next++;
+        if (n >= jobs.size() || stop) return;
+        const double minutes =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / 60;
+        if (o.time_budget_min > 0 && minutes > o.time_budget_min) {
+          stop = true;
+          return;
+        }
+        const Job& j = *jobs[n];
+        const MeasureResult r = measure_isolated([name = j.program->instance, s = j.schedule,
+                                                  th = o.threads] { return build(name, s, th); },
+                                                 mo);
+        std::lock_guard<std::mutex> g(mu);
+        record(log, j, o.threads, r);
+        r.ok ? ++summary.measured : ++summary.failed;
+        progress.update(++done, j.program->instance);
+      }
+    };
+    std::vector<std::thread> threads;
+    for (int w = 0; w < std::max(1, o.workers); ++w) threads.emplace_back(worker);
+    for (auto& th : threads) th.join();
+    progress.finish();
+    out_of_time = out_of_time || stop;
+  };
+  std::vector<Job> first;
+  for (size_t i = 0; i < programs.size(); ++i) {
+    for (const auto& s : planned[i])
+      first.push_back({&programs[i], s, programs[i].instance + "|" + schedule_key(s), 1});
   }
-  progress.finish();
+  run("measuring", first);
   // Second pass (--remeasure): time a seeded sample of the measured schedules again; the tau
   // between the passes bounds what any model can reach on this data.
-  summary.remeasure_tau = std::numeric_limits<double>::quiet_NaN();
   if (o.remeasure > 0 && !out_of_time) {
-    std::vector<double> taus;
-    for (const auto& in : chosen) {
-      std::vector<nlohmann::json> first;
+    std::vector<Job> second;
+    for (const auto& p : programs) {
+      std::vector<const nlohmann::json*> done;
       for (const auto& rec : log.records()) {
-        if (first_pass_ok(rec, in.name)) first.push_back(rec);
+        if (first_pass_ok(rec, p.instance)) done.push_back(&rec);
       }
       std::mt19937_64 rng(o.seed + 99);
-      std::shuffle(first.begin(), first.end(), rng);
+      std::shuffle(done.begin(), done.end(), rng);
       const size_t take = std::min(
-          first.size(),
+          done.size(),
           std::max<size_t>(
-              2, static_cast<size_t>(std::ceil(o.remeasure * static_cast<double>(first.size())))));
-      std::vector<double> a, b;
+              2, static_cast<size_t>(std::ceil(o.remeasure * static_cast<double>(done.size())))));
       for (size_t i = 0; i < take; ++i) {
-        const std::string key2 = "remeasure|" + first[i]["key"].get<std::string>();
-        if (!log.done(key2))
-          measure_and_record(log, key2, 2, in, schedule_of(first[i]), o.threads, mo);
-        const nlohmann::json* second = log.find(key2);
-        if (second != nullptr && second->value("ok", false)) {
-          a.push_back(first[i].value("best_ns", 0.0));
-          b.push_back(second->value("best_ns", 0.0));
-        }
+        second.push_back({&p, schedule_from_json(done[i]->at("schedule")),
+                          "remeasure|" + done[i]->at("key").get<std::string>(), 2});
       }
-      if (a.size() >= 2) taus.push_back(kendall_tau_b(a, b));
-      summary.remeasured_pairs += static_cast<int64_t>(a.size());
     }
-    summary.remeasure_tau = mean_ignoring_nan(taus);
+    run("re-measuring", second);
   }
-  // Datasets from every successful measurement on record (this run's and earlier ones').
-  for (const auto& in : zoo()) {
-    Graph g = instance_graph(in);
-    double normalizer = 0;
-    for (const auto& rec : log.records()) {
-      if (!first_pass_ok(rec, in.name)) continue;
-      const MatmulSchedule s = schedule_of(rec);
-      if (schedule_key(s) == schedule_key(MatmulSchedule{})) normalizer = rec.value("best_ns", 0.0);
-      put_config(g.config_feat, in, s);
-      g.runtime_ns.push_back(std::max<int64_t>(1, static_cast<int64_t>(rec.value("best_ns", 0.0))));
-    }
-    g.num_configs = static_cast<int64_t>(g.runtime_ns.size());
-    if (g.num_configs == 0 || normalizer <= 0) continue;  // not measured (yet)
-    g.normalizer_ns.assign(static_cast<size_t>(g.num_configs), static_cast<int64_t>(normalizer));
-    // Families are not held out yet: every instance goes to train (test and valid need at
-    // least three families).
-    const fs::path dir = fs::path(o.out) / "tile" / "train";
-    fs::create_directories(dir, ec);
-    save_graph((dir / (g.name + ".npz")).string(), g, true);
-    ++summary.graphs_written;
+  const NoiseCeiling noise = noise_ceiling(log);
+  summary.remeasure_tau = noise.tau;
+  summary.remeasured_pairs = noise.pairs;
+  // Datasets from every successful measurement on record (this run's and earlier ones'), for
+  // every program of the zoo that has its default schedule measured.
+  const std::vector<InstanceName> all = zoo_instances();
+  Progress writing("writing datasets", static_cast<int64_t>(all.size()));
+  int64_t k = 0;
+  for (const auto& in : all) {
+    writing.update(++k, in.name);
+    bool any = false;
+    for (const auto& rec : log.records()) any = any || first_pass_ok(rec, in.name);
+    if (!any) continue;
+    const ProgramInfo p = describe(in.name);
+    const Measured m = measured_configs(log, p);
+    if (m.normalizer_ns <= 0 || m.schedules.size() < 2) continue;  // not measured (yet)
+    write_datasets(o.out, in, p, m, o.ast, summary);
   }
+  writing.finish();
+  write_manifest(o, mo, log, summary);
   if (out_of_time) fmt::print(stderr, "time budget reached; run again to continue\n");
   return summary;
 }

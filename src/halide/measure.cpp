@@ -1,7 +1,9 @@
 #include "halide/measure.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -27,10 +29,20 @@ struct Wire {
 
 Wire run_child(const std::function<std::function<void()>()>& prepare, const MeasureOptions& o) {
   Wire w;
+  // The lock is released when the process ends (fd closed by _exit).
+  const int lock = o.lock_path.empty() ? -1 : open(o.lock_path.c_str(), O_RDWR | O_CREAT, 0644);
+  const auto hold = [lock](int how) {
+    if (lock < 0) return;
+    while (flock(lock, how) != 0 && errno == EINTR) {
+    }
+  };
   try {
+    hold(LOCK_SH);
     const auto t0 = Clock::now();
     const std::function<void()> work = prepare();
     w.compile_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    hold(LOCK_UN);
+    hold(LOCK_EX);
     for (int i = 0; i < o.warmup_runs; ++i) work();
     std::vector<double> times;
     double total_s = 0;

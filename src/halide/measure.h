@@ -19,6 +19,9 @@ struct MeasureOptions {
   int max_runs = 50;             // timed runs at most
   double tolerance = 0.03;       // stop when third-best <= best * (1 + tolerance)
   double max_run_seconds = 3.0;  // stop timing after this much total run time
+  // When set, measurements of several processes share this lock file: compilation holds it
+  // shared, timed runs hold it exclusively, so compiles overlap but timed runs run alone.
+  std::string lock_path;
 };
 
 struct MeasureResult {

@@ -99,5 +99,20 @@ printf 'ID,TopConfigs\nlayout_savez,1;3;9\n' >"$W/oor.csv"
 check "out of range pred" 1 "$TCOST" score --data "$W/np/layout_savez.npz" --pred "$W/oor.csv"
 expect_in "oor message" "$W/err" "out of range"
 
+# The Halide collector: the zoo listing, bad flags, and one small program with 20 schedules that
+# tcost info then reads (layout, tile and syntax-tree files).
+check "collect list" 0 "$TCOST" collect --list
+[ "$(wc -l <"$W/out")" -ge 60 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: 60 programs"; }
+expect_in "collect list split" "$W/out" "attention_4x64x64"
+check "collect no out" 2 "$TCOST" collect --pipelines matmul_192
+check "collect no match" 2 "$TCOST" collect --out "$W/hal" --pipelines "nothing*"
+check "collect bad remeasure" 2 "$TCOST" collect --out "$W/hal" --remeasure 2
+check "collect small" 0 "$TCOST" collect --out "$W/hal" --pipelines matmul_192 --configs-per-graph 20
+expect_in "collect summary" "$W/out" "measured 21"
+check "collect info" 0 "$TCOST" info --json "$W/hal"
+[ "$(grep -c '"configs":21' "$W/out")" -eq 3 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: 3 files of 21 configs"; cat "$W/out"; }
+check "collect resume" 0 "$TCOST" collect --out "$W/hal" --pipelines matmul_192 --configs-per-graph 20
+expect_in "collect resume summary" "$W/out" "measured 0, failed 0, already on record 21"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

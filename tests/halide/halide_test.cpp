@@ -5,18 +5,23 @@
 #include <csignal>
 #include <thread>
 
+#include "core/ast.h"
 #include "core/tpugraphs_io.h"
 #include "halide/collect.h"
 #include "halide/measure.h"
-#include "halide/pipelines.h"
 #include "halide/result_log.h"
+#include "halide/schedule.h"
+#include "halide/zoo.h"
 
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <set>
 
 #include "core/error.h"
 
@@ -75,41 +80,114 @@ TEST(Measure, CrashesAndErrorsAreRecorded) {
   EXPECT_TRUE(measure_isolated([] { return spin(1000); }, o).ok);
 }
 
-TEST(HalideMatmul, ParallelVectorisedBeatsSerialScalar) {
+// Schedules of one program that differ hugely are measured in the right order: the default
+// (serial, scalar, at root) against a tiled, vectorised, parallel one.
+TEST(Zoo, FastScheduleMeasuresFasterThanTheDefault) {
   MeasureOptions o;
   o.timeout_s = 60;
-  const MeasureResult serial = measure_isolated([] { return build_matmul(256, {}, 2); }, o);
-  const MeasureResult fast = measure_isolated(
-      [] {
-        return build_matmul(256, {32, 8, true}, 2);
-      },
-      o);
-  ASSERT_TRUE(serial.ok) << serial.error;
-  ASSERT_TRUE(fast.ok) << fast.error;
-  EXPECT_GT(serial.compile_ms, 0.0);
-  EXPECT_LT(fast.best_ns * 2, serial.best_ns)
-      << "fast " << fast.best_ns << " serial " << serial.best_ns;
+  const ProgramInfo p = describe("conv3x3_28x32x32");
+  const Schedule slow = default_schedule(p);
+  Schedule fast = slow;
+  fast[0].compute = kAtTile;  // the convolution per tile of the ReLU
+  fast[0].vector = 8;
+  fast[1].tile_x = 16;
+  fast[1].tile_y = 16;
+  fast[1].vector = 8;
+  fast[1].parallel = true;
+  check_schedule(p, fast);
+  const MeasureResult a = measure_isolated([&] { return build(p.instance, slow, 2); }, o);
+  const MeasureResult b = measure_isolated([&] { return build(p.instance, fast, 2); }, o);
+  ASSERT_TRUE(a.ok) << a.error;
+  ASSERT_TRUE(b.ok) << b.error;
+  EXPECT_LT(b.best_ns * 3, a.best_ns) << "fast " << b.best_ns << " default " << a.best_ns;
 }
 
-TEST(HalideConv, EveryScheduleKindRunsAndParallelVectorisedTilesAreFaster) {
-  MeasureOptions o;
-  o.timeout_s = 60;
-  const MeasureResult serial = measure_isolated([] { return build_conv3x3(32, 16, 16, {}, 2); }, o);
-  const MeasureResult fast = measure_isolated(
-      [] {
-        return build_conv3x3(32, 16, 16, {16, 8, true}, 2);
-      },
-      o);
-  const MeasureResult root = measure_isolated(
-      [] {
-        return build_conv3x3(32, 16, 16, {0, 8, true}, 2);
-      },
-      o);
-  ASSERT_TRUE(serial.ok) << serial.error;
-  ASSERT_TRUE(fast.ok) << fast.error;
-  ASSERT_TRUE(root.ok) << root.error;
-  EXPECT_LT(fast.best_ns * 2, serial.best_ns)
-      << "fast " << fast.best_ns << " serial " << serial.best_ns;
+// The zoo: at least 20 families and 60 instances, each described consistently.
+TEST(Zoo, FamiliesInstancesAndSplits) {
+  const auto all = zoo_instances();
+  EXPECT_GE(zoo_families().size(), 20u);
+  EXPECT_GE(all.size(), 60u);
+  std::set<std::string> test_families, valid_families, names;
+  for (const auto& in : all) {
+    EXPECT_TRUE(names.insert(in.name).second) << in.name;
+    if (in.split == Split::kTest) test_families.insert(in.family);
+    if (in.split == Split::kValid) valid_families.insert(in.family);
+  }
+  EXPECT_GE(test_families.size(), 3u);
+  EXPECT_GE(valid_families.size(), 3u);
+  const ProgramInfo p = describe("resnet_basic_14x64");
+  EXPECT_EQ(p.family, "resnet_basic");
+  EXPECT_FALSE(p.nodes.back().is_input);
+  for (size_t v = 0; v < p.nodes.size(); ++v) {
+    for (int q : p.nodes[v].producers) EXPECT_LT(q, static_cast<int>(v));  // topological
+  }
+  EXPECT_THROW(describe("no_such_program"), InputError);
+}
+
+// Sampled schedules are distinct and valid (Halide lowers every one of them) for every family;
+// the default comes first.
+TEST(Zoo, SampledSchedulesAreValidForEveryFamily) {
+  std::set<std::string> done;
+  for (const auto& in : zoo_instances()) {
+    if (!done.insert(in.family).second) continue;  // one instance per family
+    const ProgramInfo p = describe(in.name);
+    const auto ss = sample_schedules(p, 6, 7);
+    ASSERT_EQ(ss.size(), 7u) << in.name;
+    EXPECT_EQ(schedule_key(ss[0]), schedule_key(default_schedule(p)));
+    std::set<std::string> keys;
+    for (const auto& s : ss) {
+      EXPECT_TRUE(keys.insert(schedule_key(s)).second);
+      EXPECT_NO_THROW(check_schedule(p, s));
+      const AstTree t = lower_ast(in.name, s);
+      EXPECT_GT(t.kinds.size(), 3u) << in.name;
+      EXPECT_EQ(t.edges.size(), 2 * (t.kinds.size() - 1)) << in.name;  // a tree
+      EXPECT_EQ(t.feats.size(), t.kinds.size() * kAstFeatureWidth);
+      EXPECT_EQ(schedule_key(schedule_from_json(schedule_to_json(s))), schedule_key(s));
+    }
+  }
+}
+
+TEST(Zoo, InvalidSchedulesAreRejectedWithAClearError) {
+  const ProgramInfo p = describe("softmax_512x512");
+  Schedule s = default_schedule(p);
+  EXPECT_NO_THROW(check_schedule(p, s));
+  Schedule wrong = s;
+  wrong.pop_back();
+  EXPECT_THROW(check_schedule(p, wrong), InputError);
+  wrong = s;
+  wrong[0].compute = kInline;  // rowmax has an update: it cannot be inlined
+  EXPECT_THROW(check_schedule(p, wrong), InputError);
+  wrong = s;
+  wrong[1].compute = kAtTile;  // expo at the output's tile, but rowsum (at root) reads it
+  EXPECT_THROW(check_schedule(p, wrong), InputError);
+  wrong = s;
+  wrong.back().vector = 3;
+  EXPECT_THROW(check_schedule(p, wrong), InputError);
+  EXPECT_THROW(schedule_from_json(nlohmann::json::parse("[[1,2]]")), InputError);
+  EXPECT_THROW(build(p.instance, wrong, 1), InputError);
+}
+
+TEST(Zoo, StageEncodingIsCategoricalAndDocumented) {
+  const ProgramInfo p = describe("conv3x3_28x32x32");
+  StageSchedule st;
+  st.compute = kAtTile;
+  st.vector = 8;
+  st.storage = 2;
+  st.unroll = 2;
+  float f[kStageConfigWidth];
+  encode_stage(p.nodes[p.stages()[0]], st, f);
+  EXPECT_EQ(f[0], 2);  // channels innermost: minor-to-major (2, 0, 1)
+  EXPECT_EQ(f[1], 0);
+  EXPECT_EQ(f[2], 1);
+  EXPECT_EQ(f[3], -1);
+  EXPECT_EQ(f[6], -1);  // untiled
+  EXPECT_EQ(f[8], kAtTile);
+  EXPECT_EQ(f[9], 2);   // vector 8
+  EXPECT_EQ(f[11], 1);  // unroll 2
+  for (float v : f) {
+    EXPECT_GE(v, -1);
+    EXPECT_LE(v, 5);
+  }
 }
 
 std::string temp_path(const char* name) {
@@ -182,24 +260,35 @@ TEST(ResultLog, ACutLastLineIsDroppedAndOtherDamageIsAnError) {
   std::filesystem::remove(path);
 }
 
-// tcost collect on one small program: every schedule measured once, a tile graph in the
-// TpuGraphs schema written, and a second run measures nothing again.
+// tcost collect on one small program: every schedule measured once, the layout, tile and
+// syntax-tree files written in their schemas, and a second run measures nothing again.
 TEST(Collect, MeasuresWritesAndResumes) {
   const auto dir =
       std::filesystem::temp_directory_path() / ("tcost_collect_" + std::to_string(getpid()));
   std::filesystem::remove_all(dir);
   CollectOptions o;
   o.out = dir.string();
-  o.pipelines = "matmul_128";
+  o.pipelines = "matmul_192";
   o.configs_per_graph = 4;
   const CollectSummary first = collect(o);
   EXPECT_EQ(first.measured + first.failed, 5);  // the default schedule and 4 samples
-  EXPECT_EQ(first.graphs_written, 1);
-  const Graph g = load_graph((dir / "tile/train/matmul_128.npz").string());
+  EXPECT_EQ(first.layout_written, 1);
+  EXPECT_EQ(first.tile_written, 1);
+  EXPECT_EQ(first.ast_written, 1);
+  const Graph g = load_graph((dir / "tile/train/matmul_192.npz").string());
   EXPECT_EQ(g.collection, Collection::kTile);
   EXPECT_EQ(g.num_configs, first.measured);
   EXPECT_EQ(g.config_feat_width, 24);
   EXPECT_DOUBLE_EQ(g.target(0), static_cast<double>(g.runtime_ns[0]) / g.normalizer_ns[0]);
+  const Graph l = load_graph((dir / "layout/train/matmul_192.npz").string());
+  EXPECT_EQ(l.collection, Collection::kLayout);
+  EXPECT_EQ(l.num_configs, first.measured);
+  EXPECT_EQ(l.config_feat_width, kStageConfigWidth);
+  EXPECT_EQ(l.num_config_nodes(), 1);
+  EXPECT_EQ(l.runtime_ns, g.runtime_ns);
+  const AstSet a = load_ast((dir / "ast/train/matmul_192.npz").string());
+  EXPECT_EQ(a.num_configs, first.measured);
+  EXPECT_EQ(a.runtime_ns, g.runtime_ns);
   const CollectSummary again = collect(o);
   EXPECT_EQ(again.measured, 0);
   EXPECT_EQ(again.skipped, 5);
@@ -210,10 +299,51 @@ TEST(Collect, MeasuresWritesAndResumes) {
   EXPECT_GE(noise.remeasured_pairs, 2);
   EXPECT_GE(noise.remeasure_tau, -1.0);
   EXPECT_LE(noise.remeasure_tau, 1.0);
-  EXPECT_EQ(load_graph((dir / "tile/train/matmul_128.npz").string()).num_configs, g.num_configs);
+  EXPECT_EQ(load_graph((dir / "tile/train/matmul_192.npz").string()).num_configs, g.num_configs);
   o.remeasure = 0;
   o.pipelines = "nothing*";
   EXPECT_THROW(collect(o), UsageError);
+  std::filesystem::remove_all(dir);
+}
+
+// A collection killed mid-way (SIGKILL) keeps every measurement it finished; the restart
+// measures only the rest.
+TEST(Collect, KillingACollectionLosesNoFinishedMeasurement) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("tcost_collect_kill_" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  CollectOptions o;
+  o.out = dir.string();
+  o.pipelines = "matmul_192";
+  o.configs_per_graph = 12;
+  o.ast = false;
+  const std::string log_path = (dir / "measurements.jsonl").string();
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    try {
+      collect(o);
+    } catch (...) {
+    }
+    _exit(0);
+  }
+  // Kill once at least 4 measurements are on disk.
+  for (int i = 0; i < 600; ++i) {
+    std::ifstream in(log_path);
+    const auto lines = std::count(std::istreambuf_iterator<char>(in), {}, '\n');
+    if (lines >= 4) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  const size_t kept = ResultLog(log_path).records().size();
+  ASSERT_GE(kept, 4u);
+  ASSERT_LT(kept, 13u) << "the collection finished before it was killed";
+  const CollectSummary rest = collect(o);
+  EXPECT_EQ(rest.skipped, static_cast<int64_t>(kept));
+  EXPECT_EQ(rest.measured + rest.failed + rest.skipped, 13);
+  EXPECT_EQ(ResultLog(log_path).records().size(), 13u);
   std::filesystem::remove_all(dir);
 }
 
