@@ -57,8 +57,10 @@ void print_report(const ScoreReport& r, bool json) {
     }
   }
   if (r.layout_graphs > 0) {
-    fmt::print("layout: {} graphs, mean kendall_tau={:.4f}, mean opa={:.4f}\n", r.layout_graphs,
-               r.mean_kendall_tau, r.mean_opa);
+    // Ranked collections: layout graphs or syntax-tree sets.
+    const bool ast = !r.per_graph.empty() && r.per_graph.front().collection == Collection::kAst;
+    fmt::print("{}: {} graphs, mean kendall_tau={:.4f}, mean opa={:.4f}\n", ast ? "ast" : "layout",
+               r.layout_graphs, r.mean_kendall_tau, r.mean_opa);
   }
   if (r.tile_graphs > 0) {
     fmt::print(
