@@ -258,10 +258,11 @@ void write_manifest(const CollectOptions& o, const MeasureOptions& mo, const Res
                     const CollectSummary& summary) {
   nlohmann::json counts;
   int64_t failed_timeout = 0, failed_crash = 0, failed_other = 0, first_pass = 0;
-  std::map<std::string, int64_t> ok_by_program;
+  std::map<std::string, int64_t> ok_by_program, tried_by_program;
   for (const auto& rec : log.records()) {
     if (rec.value("pass", 1) != 1) continue;
     ++first_pass;
+    ++tried_by_program[rec.value("instance", "")];
     if (rec.value("ok", false)) {
       ++ok_by_program[rec.value("instance", "")];
       continue;
@@ -289,6 +290,11 @@ void write_manifest(const CollectOptions& o, const MeasureOptions& mo, const Res
         {"fewest_configs_per_program", fewest}};
   }
   counts["measurements_first_pass"] = first_pass;
+  int64_t tried_min = -1, tried_max = 0;  // the default and the samples, failures included
+  for (const auto& [name, n] : tried_by_program) {
+    tried_min = tried_min < 0 ? n : std::min(tried_min, n);
+    tried_max = std::max(tried_max, n);
+  }
   counts["failed"] = {
       {"timeout", failed_timeout}, {"crashed", failed_crash}, {"rejected_or_other", failed_other}};
   counts["files"] = {{"layout", summary.layout_written},
@@ -318,7 +324,7 @@ void write_manifest(const CollectOptions& o, const MeasureOptions& mo, const Res
         {"timeout_seconds", o.timeout_s},
         {"statistic", "best run (ns)"},
         {"seed", o.seed},
-        {"configs_per_program", o.configs_per_graph}}},
+        {"schedules_tried_per_program", {{"min", tried_min}, {"max", tried_max}}}}},
       {"counts", counts},
   };
   const NoiseCeiling n = noise_ceiling(log);

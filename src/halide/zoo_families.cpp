@@ -1,8 +1,9 @@
 // The families of the zoo. Conventions: x is the innermost (contiguous) dimension; images are
 // (x, y, channel), matrices (column, row), token activations (feature, token). Stages are
 // registered producers first; the last is the output. Shapes come from ResNet-50, MobileNetV2,
-// BERT-base and camera pipelines, scaled so that a good schedule runs in about 0.5-20 ms on a
-// 2-core machine. Opcodes map Halide stages onto the XLA table (docs/formats.md).
+// BERT-base and camera pipelines, scaled to run in milliseconds on a 2-core machine (the best
+// measured schedules take 0.04-9 ms; docs/collect.md). Opcodes map Halide stages onto the XLA
+// table (docs/formats.md).
 #include "halide/zoo_impl.h"
 
 namespace tcost::halide::zoo {
