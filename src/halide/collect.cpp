@@ -312,7 +312,7 @@ void write_manifest(const CollectOptions& o, const MeasureOptions& mo, const Res
        {{"version", halide.empty() ? "Halide 14" : halide}, {"target", jit_target_name()}}},
       {"protocol",
        {{"compile", "JIT (Pipeline::compile_jit), timed separately, in a fresh child process"},
-        {"inputs", "seeded uniform random values, allocated with slack past their extents"},
+        {"inputs", "seeded uniform random values, allocated with slack around their extents"},
         {"threads", o.threads},
         {"workers", o.workers},
         {"overlap", "compiles of different schedules overlap; timed runs hold a lock alone"},

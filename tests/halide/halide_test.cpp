@@ -102,6 +102,31 @@ TEST(Zoo, FastScheduleMeasuresFasterThanTheDefault) {
   EXPECT_LT(b.best_ns * 3, a.best_ns) << "fast " << b.best_ns << " default " << a.best_ns;
 }
 
+// Producers computed over a region rounded up (or shifted inwards) read their inputs outside
+// the consumer's region, also before row 0: inputs carry slack on both sides. These sobel
+// schedules read rows -1 and -2 and crashed collections before the slack was added; with
+// Halide's bounds asserts on, they now run inside their inputs.
+TEST(Zoo, RoundedUpProducersStayInsideTheirInputs) {
+  const char* schedules[] = {
+      R"([[0,0,0,1,0,1,0,0,0],[2,0,0,1,0,1,0,0,1],[2,0,0,8,0,2,0,0,0],[1,0,0,16,0,1,0,0,0]])",
+      R"([[0,0,0,1,0,1,0,0,0],[1,0,0,16,1,2,0,0,1],[2,0,0,16,0,4,0,0,1],[1,0,0,1,1,2,0,0,0]])",
+      R"([[2,0,0,1,0,4,0,0,1],[2,0,0,4,0,4,0,0,1],[2,0,0,8,0,1,0,0,0],[1,0,0,1,1,1,0,0,0]])",
+      R"([[0,0,0,1,0,1,0,0,0],[2,0,0,8,0,1,0,0,1],[2,0,0,8,0,4,0,0,0],[1,0,0,1,1,2,0,0,0]])",
+      R"([[2,0,0,8,0,4,0,0,1],[2,0,0,4,0,1,0,0,0],[2,0,0,16,0,1,0,0,0],[1,0,0,8,1,1,0,0,0]])",
+  };
+  setenv("TCOST_HALIDE_ASSERTS", "1", 1);  // read in the measuring child process
+  MeasureOptions o;
+  o.timeout_s = 60;
+  o.max_runs = 1;
+  o.min_runs = 1;
+  for (const char* text : schedules) {
+    const Schedule s = schedule_from_json(nlohmann::json::parse(text));
+    const MeasureResult r = measure_isolated([&] { return build("sobel_1024x768", s, 2); }, o);
+    EXPECT_TRUE(r.ok) << schedule_key(s) << ": " << r.error;
+  }
+  unsetenv("TCOST_HALIDE_ASSERTS");
+}
+
 // The zoo: at least 20 families and 60 instances, each described consistently.
 TEST(Zoo, FamiliesInstancesAndSplits) {
   const auto all = zoo_instances();
