@@ -120,7 +120,7 @@ std::vector<Schedule> sample_schedules(const ProgramInfo& p, int count, uint64_t
       if (st.compute != kAtTile) {
         const auto tx = at_most(kTiles, ex);
         if (!tx.empty() && pick(rng, bias, true, {false, true})) {
-          st.tile_x = pick(rng, bias, std::min(ex >= 32 ? 32 : tx.back(), tx.back()), tx);
+          st.tile_x = pick(rng, bias, std::min(32, tx.back()), tx);
           if (n.dims.size() > 1) {
             const auto ty = at_most(kTiles, ey);
             st.tile_y = ty.empty() ? 0 : pick(rng, bias, ty.front(), ty);

@@ -26,7 +26,8 @@ std::string instance_name(const Family& f, const std::vector<int>& shape) {
   return s;
 }
 
-Program make_program(const std::string& instance) {
+// `fill_inputs`: give the inputs their seeded random values (only a program that runs needs them).
+Program make_program(const std::string& instance, bool fill_inputs) {
   for (const Family& f : zoo::families()) {
     for (const auto& shape : f.shapes) {
       if (instance_name(f, shape) != instance) continue;
@@ -34,7 +35,7 @@ Program make_program(const std::string& instance) {
       p.info.instance = instance;
       p.info.family = f.name;
       p.info.single_kernel = f.single_kernel;
-      zoo::Builder b(p, std::hash<std::string>{}(instance));
+      zoo::Builder b(p, std::hash<std::string>{}(instance), fill_inputs);
       f.define(b, shape);
       TCOST_CHECK(!p.info.nodes.empty() && !p.info.nodes.back().is_input, "{}: no stages",
                   instance);
@@ -329,7 +330,7 @@ std::vector<std::string> zoo_families() {
   return out;
 }
 
-ProgramInfo describe(const std::string& instance) { return make_program(instance).info; }
+ProgramInfo describe(const std::string& instance) { return make_program(instance, false).info; }
 
 std::string jit_target_name() { return jit_target().to_string(); }
 
@@ -338,7 +339,7 @@ std::function<void()> build(const std::string& instance, const Schedule& s, int 
   // measurement (set in the measuring child process before the first run).
   setenv("HL_NUM_THREADS", std::to_string(threads).c_str(), 1);
   try {
-    auto p = std::make_shared<Program>(make_program(instance));
+    auto p = std::make_shared<Program>(make_program(instance, true));
     apply_schedule(*p, s);
     std::vector<int> extents;
     for (int64_t d : p->info.nodes.back().dims) extents.push_back(static_cast<int>(d));
@@ -353,7 +354,7 @@ std::function<void()> build(const std::string& instance, const Schedule& s, int 
 
 AstTree lower_ast(const std::string& instance, const Schedule& s, int max_nodes) {
   try {
-    Program p = make_program(instance);
+    Program p = make_program(instance, false);
     apply_schedule(p, s);
     Pipeline pipeline(p.funcs.back());
     const Module m = pipeline.compile_to_module({}, "tcost_program", jit_target());
@@ -384,9 +385,11 @@ Buffer<float> Builder::input(const std::string& name, const std::vector<int>& di
   if (alloc.size() > 1) alloc[1] += 32;
   Buffer<float> b(alloc, name);
   if (alloc.size() > 1) b.translate(1, -16);
-  std::mt19937 rng(static_cast<uint32_t>(seed_ + p_.inputs.size() * 7919));
-  std::uniform_real_distribution<float> u(lo, hi);
-  b.for_each_value([&](float& v) { v = u(rng); });
+  if (fill_) {
+    std::mt19937 rng(static_cast<uint32_t>(seed_ + p_.inputs.size() * 7919));
+    std::uniform_real_distribution<float> u(lo, hi);
+    b.for_each_value([&](float& v) { v = u(rng); });
+  }
   NodeInfo n;
   n.name = name;
   n.opcode = op::kParameter;

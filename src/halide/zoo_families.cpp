@@ -276,19 +276,23 @@ Expr luma(const Buffer<float>& rgb, const Expr& px, const Expr& py) {
   return 0.299f * rgb(px, py, 0) + 0.587f * rgb(px, py, 1) + 0.114f * rgb(px, py, 2);
 }
 
+// Sobel gradients of g in x and y over the 3x3 window from (x, y) to (x + 2, y + 2).
+Expr sobel_x(Func g) {
+  return (g(x + 2, y) - g(x, y)) + 2 * (g(x + 2, y + 1) - g(x, y + 1)) +
+         (g(x + 2, y + 2) - g(x, y + 2));
+}
+Expr sobel_y(Func g) {
+  return (g(x, y + 2) - g(x, y)) + 2 * (g(x + 1, y + 2) - g(x + 1, y)) +
+         (g(x + 2, y + 2) - g(x + 2, y));
+}
+
 // Sobel edge magnitude of the luma of an RGB image.
 void sobel(Builder& b, const std::vector<int>& s) {  // width, height
   const int w = s[0], h = s[1];
   Buffer<float> in = b.input("image", {w + 2, h + 2, 3}, 0.0f, 1.0f);
   Func g = pointwise(b, "gray", "add", luma(in, x, y), {w + 2, h + 2}, {"image"});
-  Func gx = pointwise(b, "grad_x", "convolution",
-                      (g(x + 2, y) - g(x, y)) + 2 * (g(x + 2, y + 1) - g(x, y + 1)) +
-                          (g(x + 2, y + 2) - g(x, y + 2)),
-                      {w, h}, {"gray"}, Opt{9, 3, 1});
-  Func gy = pointwise(b, "grad_y", "convolution",
-                      (g(x, y + 2) - g(x, y)) + 2 * (g(x + 1, y + 2) - g(x + 1, y)) +
-                          (g(x + 2, y + 2) - g(x + 2, y)),
-                      {w, h}, {"gray"}, Opt{9, 3, 1});
+  Func gx = pointwise(b, "grad_x", "convolution", sobel_x(g), {w, h}, {"gray"}, Opt{9, 3, 1});
+  Func gy = pointwise(b, "grad_y", "convolution", sobel_y(g), {w, h}, {"gray"}, Opt{9, 3, 1});
   pointwise(b, "magnitude", "sqrt", sqrt(gx(x, y) * gx(x, y) + gy(x, y) * gy(x, y)), {w, h},
             {"grad_x", "grad_y"});
 }
@@ -400,14 +404,10 @@ void harris(Builder& b, const std::vector<int>& s) {  // width, height
   const int w = s[0], h = s[1];
   Buffer<float> in = b.input("image", {w + 4, h + 4, 3}, 0.0f, 1.0f);
   Func g = pointwise(b, "gray", "add", luma(in, x, y), {w + 4, h + 4}, {"image"});
-  Func ix = pointwise(b, "grad_x", "convolution",
-                      (g(x + 2, y) - g(x, y)) + 2 * (g(x + 2, y + 1) - g(x, y + 1)) +
-                          (g(x + 2, y + 2) - g(x, y + 2)),
-                      {w + 2, h + 2}, {"gray"}, Opt{9, 3, 1});
-  Func iy = pointwise(b, "grad_y", "convolution",
-                      (g(x, y + 2) - g(x, y)) + 2 * (g(x + 1, y + 2) - g(x + 1, y)) +
-                          (g(x + 2, y + 2) - g(x + 2, y)),
-                      {w + 2, h + 2}, {"gray"}, Opt{9, 3, 1});
+  Func ix =
+      pointwise(b, "grad_x", "convolution", sobel_x(g), {w + 2, h + 2}, {"gray"}, Opt{9, 3, 1});
+  Func iy =
+      pointwise(b, "grad_y", "convolution", sobel_y(g), {w + 2, h + 2}, {"gray"}, Opt{9, 3, 1});
   Func ixx = pointwise(b, "ixx", "multiply", ix(x, y) * ix(x, y), {w + 2, h + 2}, {"grad_x"});
   Func iyy = pointwise(b, "iyy", "multiply", iy(x, y) * iy(x, y), {w + 2, h + 2}, {"grad_y"});
   Func ixy =

@@ -21,12 +21,13 @@ struct Program {
   std::vector<Halide::Buffer<float>> inputs;  // kept alive with the pipeline
 };
 
-// Defines a program node by node. Inputs are buffers of seeded random values; they carry slack
-// past their logical extents, so that a schedule computing a producer over a rounded-up region
-// (compiled without bounds asserts) reads memory it owns.
+// Defines a program node by node. Inputs are buffers of seeded random values (filled only when
+// the program is to run: describing or lowering it needs their shapes, not their values); they
+// carry slack around their logical extents, so that a schedule computing a producer over a
+// rounded-up or shifted region (compiled without bounds asserts) reads memory it owns.
 class Builder {
  public:
-  Builder(Program& p, uint64_t seed) : p_(p), seed_(seed) {}
+  Builder(Program& p, uint64_t seed, bool fill) : p_(p), seed_(seed), fill_(fill) {}
 
   Halide::Buffer<float> input(const std::string& name, const std::vector<int>& dims,
                               float lo = -1.0f, float hi = 1.0f);
@@ -48,6 +49,7 @@ class Builder {
   int node_id(const std::string& name) const;
   Program& p_;
   uint64_t seed_;
+  bool fill_;
 };
 
 // A family: a name, whether it is a single kernel, its dataset split, shapes and definition.
