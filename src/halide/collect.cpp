@@ -35,10 +35,18 @@ namespace fs = std::filesystem;
 namespace tcost::halide {
 namespace {
 
-// Successful first-pass measurements of `instance` (the dataset's configurations).
-bool first_pass_ok(const nlohmann::json& rec, const std::string& instance) {
-  return rec.value("instance", "") == instance && rec.value("pass", 1) == 1 &&
-         rec.value("ok", false);
+// Positions in log.records() of each program's successful first-pass measurements (the
+// dataset's configurations), in the order they were measured. Positions stay valid while the
+// log grows.
+std::map<std::string, std::vector<size_t>> first_pass_by_program(const ResultLog& log) {
+  std::map<std::string, std::vector<size_t>> out;
+  const auto& records = log.records();
+  for (size_t i = 0; i < records.size(); ++i) {
+    const auto& rec = records[i];
+    if (rec.value("pass", 1) == 1 && rec.value("ok", false))
+      out[rec.value("instance", "")].push_back(i);
+  }
+  return out;
 }
 
 // One schedule of one program to measure, in the first pass (1) or the second (2).
@@ -123,11 +131,13 @@ struct Measured {
   int64_t normalizer_ns = 0;  // the default schedule's runtime
 };
 
-Measured measured_configs(const ResultLog& log, const ProgramInfo& p) {
+// The configurations of one program: the records at `positions` (first_pass_by_program).
+Measured measured_configs(const ResultLog& log, const std::vector<size_t>& positions,
+                          const ProgramInfo& p) {
   Measured m;
   const std::string default_key = schedule_key(default_schedule(p));
-  for (const auto& rec : log.records()) {
-    if (!first_pass_ok(rec, p.instance)) continue;
+  for (size_t i : positions) {
+    const auto& rec = log.records()[i];
     Schedule s = schedule_from_json(rec.at("schedule"));
     check_schedule(p, s);
     const auto ns = std::max<int64_t>(1, static_cast<int64_t>(rec.value("best_ns", 0.0)));
@@ -451,15 +461,15 @@ CollectSummary collect(const CollectOptions& o) {
       first.push_back({&programs[i], s, programs[i].instance + "|" + schedule_key(s), 1});
   }
   run("measuring", first);
+  const auto measured = first_pass_by_program(log);
   // Second pass (--remeasure): time a seeded sample of the measured schedules again; the tau
   // between the passes bounds what any model can reach on this data.
   if (o.remeasure > 0 && !out_of_time) {
     std::vector<Job> second;
     for (const auto& p : programs) {
-      std::vector<const nlohmann::json*> done;
-      for (const auto& rec : log.records()) {
-        if (first_pass_ok(rec, p.instance)) done.push_back(&rec);
-      }
+      const auto it = measured.find(p.instance);
+      if (it == measured.end()) continue;
+      std::vector<size_t> done = it->second;
       std::mt19937_64 rng(o.seed + 99);
       std::shuffle(done.begin(), done.end(), rng);
       const size_t take = std::min(
@@ -467,8 +477,9 @@ CollectSummary collect(const CollectOptions& o) {
           std::max<size_t>(
               2, static_cast<size_t>(std::ceil(o.remeasure * static_cast<double>(done.size())))));
       for (size_t i = 0; i < take; ++i) {
-        second.push_back({&p, schedule_from_json(done[i]->at("schedule")),
-                          "remeasure|" + done[i]->at("key").get<std::string>(), 2});
+        const auto& rec = log.records()[done[i]];
+        second.push_back({&p, schedule_from_json(rec.at("schedule")),
+                          "remeasure|" + rec.at("key").get<std::string>(), 2});
       }
     }
     run("re-measuring", second);
@@ -483,11 +494,10 @@ CollectSummary collect(const CollectOptions& o) {
   int64_t k = 0;
   for (const auto& in : all) {
     writing.update(++k, in.name);
-    bool any = false;
-    for (const auto& rec : log.records()) any = any || first_pass_ok(rec, in.name);
-    if (!any) continue;
+    const auto it = measured.find(in.name);
+    if (it == measured.end()) continue;
     const ProgramInfo p = describe(in.name);
-    const Measured m = measured_configs(log, p);
+    const Measured m = measured_configs(log, it->second, p);
     if (m.normalizer_ns <= 0 || m.schedules.size() < 2) continue;  // not measured (yet)
     write_datasets(o.out, in, p, m, o.ast, summary);
   }
