@@ -6,6 +6,7 @@
 #include "core/dataset.h"
 #include "core/error.h"
 #include "halide/collect.h"
+#include "halide/zoo.h"
 
 namespace tcost::cli {
 
@@ -38,6 +39,8 @@ void register_collect(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(0.0, 3600.0));
   cmd->add_flag("!--no-ast", o->ast, "Do not write the syntax-tree datasets");
+  cmd->add_flag("!--rewrite", o->measure,
+                "Measure nothing: rewrite the datasets and manifest from the records on file");
   auto list = std::make_shared<bool>(false);
   cmd->add_flag("--list", *list, "List the programs (and their splits) and exit");
   cmd->add_option("--remeasure", o->remeasure, "Fraction of schedules timed again (noise ceiling)")
@@ -46,7 +49,7 @@ void register_collect(CLI::App& app) {
   cmd->callback([o, list] {
     if (*list) {
       for (const auto& in : halide::select_instances(o->pipelines)) {
-        const auto p = halide::describe(in.name);
+        const auto p = halide::zoo_program(in.name).info();
         fmt::print("{:<32} {:<18} {:<5} {} nodes, {} stages\n", in.name, in.family,
                    split_name(in.split), p.nodes.size(), p.stages().size());
       }

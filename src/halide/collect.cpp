@@ -1,7 +1,5 @@
 #include "halide/collect.h"
 
-#include <fnmatch.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -26,6 +24,7 @@
 #include "core/opcodes.h"
 #include "core/progress.h"
 #include "core/tpugraphs_io.h"
+#include "halide/featurize.h"
 #include "halide/measure.h"
 #include "halide/result_log.h"
 #include "halide/zoo.h"
@@ -51,7 +50,7 @@ std::map<std::string, std::vector<size_t>> first_pass_by_program(const ResultLog
 
 // One schedule of one program to measure, in the first pass (1) or the second (2).
 struct Job {
-  const ProgramInfo* program;
+  const Program* program;
   Schedule schedule;
   std::string key;
   int pass;
@@ -61,8 +60,8 @@ struct Job {
 void record(ResultLog& log, const Job& j, int threads, const MeasureResult& r) {
   log.append({{"key", j.key},
               {"pass", j.pass},
-              {"instance", j.program->instance},
-              {"family", j.program->family},
+              {"instance", j.program->name()},
+              {"family", j.program->info().family},
               {"schedule", schedule_to_json(j.schedule)},
               {"ok", r.ok},
               {"error", r.error},
@@ -71,58 +70,6 @@ void record(ResultLog& log, const Job& j, int threads, const MeasureResult& r) {
               {"third_ns", r.third_ns},
               {"runs", r.runs},
               {"threads", threads}});
-}
-
-// Fills a node's TpuGraphs features (docs/formats.md, "Halide graphs").
-void put_node(Graph& g, int v, const NodeInfo& n, bool root) {
-  float* f = &g.node_feat[static_cast<size_t>(v) * node_feat::kWidth];
-  f[node_feat::kElementTypeF32] = 1;
-  f[node_feat::kIsRoot] = root ? 1.0f : 0.0f;
-  double sum = 0, product = 1;
-  for (size_t k = 0; k < 6; ++k) {
-    const bool has = k < n.dims.size();
-    f[node_feat::kShapeDimsBegin + k] = has ? static_cast<float>(n.dims[k]) : 0.0f;
-    f[node_feat::kLayoutMinorToMajorBegin + k] = has ? static_cast<float>(k) : -1.0f;
-    if (has) {
-      sum += static_cast<double>(n.dims[k]);
-      product *= static_cast<double>(n.dims[k]);
-    }
-  }
-  f[node_feat::kShapeSum] = static_cast<float>(sum);
-  f[node_feat::kShapeProduct] = static_cast<float>(product);
-  f[node_feat::kOpDimsBegin] = static_cast<float>(n.reduction);
-  if (n.window > 0) {
-    for (int k = 0; k < 2; ++k) {
-      f[node_feat::kWindowSizeBegin + k] = static_cast<float>(n.window);
-      f[node_feat::kWindowStrideBegin + k] = static_cast<float>(n.stride);
-    }
-  }
-}
-
-// The program as a TpuGraphs graph without configurations: inputs (parameters) and stages,
-// edges consumer -> producer.
-Graph program_graph(const ProgramInfo& p, Collection collection) {
-  Graph g;
-  g.name = p.instance;
-  g.collection = collection;
-  g.num_nodes = static_cast<int64_t>(p.nodes.size());
-  g.node_feat_width = node_feat::kWidth;
-  g.node_feat.assign(p.nodes.size() * node_feat::kWidth, 0.0f);
-  for (size_t v = 0; v < p.nodes.size(); ++v) {
-    g.node_opcode.push_back(p.nodes[v].opcode);
-    put_node(g, static_cast<int>(v), p.nodes[v], static_cast<int>(v) == p.output());
-    for (int q : p.nodes[v].producers) {
-      g.edges.push_back(static_cast<int32_t>(v));
-      g.edges.push_back(q);
-    }
-  }
-  if (collection == Collection::kLayout) {
-    g.config_feat_width = kStageConfigWidth;
-    for (int v : p.stages()) g.config_node_ids.push_back(v);
-  } else {
-    g.config_feat_width = kTileConfigWidth;
-  }
-  return g;
 }
 
 struct Measured {
@@ -148,8 +95,9 @@ Measured measured_configs(const ResultLog& log, const std::vector<size_t>& posit
   return m;
 }
 
-void write_datasets(const std::string& out, const InstanceName& in, const ProgramInfo& p,
+void write_datasets(const std::string& out, const InstanceName& in, const Program& program,
                     const Measured& m, bool with_ast, CollectSummary& summary) {
+  const ProgramInfo& p = program.info();
   const fs::path split = split_name(in.split);
   const auto path = [&](const char* collection) {
     const fs::path dir = fs::path(out) / collection / split;
@@ -157,28 +105,12 @@ void write_datasets(const std::string& out, const InstanceName& in, const Progra
     return (dir / (p.instance + ".npz")).string();
   };
   const auto c = static_cast<int64_t>(m.schedules.size());
-  Graph layout = program_graph(p, Collection::kLayout);
-  layout.num_configs = c;
+  const Graph layout = layout_graph(p, m.schedules, m.runtime_ns);
   const auto nc = static_cast<size_t>(layout.num_config_nodes());
-  layout.config_feat.assign(static_cast<size_t>(c) * nc * kStageConfigWidth, 0.0f);
-  for (int64_t i = 0; i < c; ++i) {
-    for (size_t j = 0; j < nc; ++j) {
-      encode_stage(p.nodes[layout.config_node_ids[j]], m.schedules[i][j],
-                   &layout.config_feat[(static_cast<size_t>(i) * nc + j) * kStageConfigWidth]);
-    }
-  }
-  layout.runtime_ns = m.runtime_ns;
   save_graph(path("layout"), layout, true);
   ++summary.layout_written;
   if (p.single_kernel) {
-    Graph tile = program_graph(p, Collection::kTile);
-    tile.num_configs = c;
-    tile.config_feat.assign(static_cast<size_t>(c) * kTileConfigWidth, 0.0f);
-    for (int64_t i = 0; i < c; ++i)
-      encode_tile(p, m.schedules[i], &tile.config_feat[static_cast<size_t>(i) * kTileConfigWidth]);
-    tile.runtime_ns = m.runtime_ns;
-    tile.normalizer_ns.assign(static_cast<size_t>(c), m.normalizer_ns);
-    save_graph(path("tile"), tile, true);
+    save_graph(path("tile"), tile_graph(p, m.schedules, m.runtime_ns, m.normalizer_ns), true);
     ++summary.tile_written;
   }
   if (!with_ast) return;
@@ -203,7 +135,7 @@ void write_datasets(const std::string& out, const InstanceName& in, const Progra
   a.config_feat_width = static_cast<int>(nc) * kStageConfigWidth;
   a.config_feat = layout.config_feat;
   for (int64_t i = 0; i < c; ++i) {
-    const AstTree t = lower_ast(p.instance, m.schedules[i]);
+    const AstTree t = lower_ast(program, m.schedules[i]);
     a.kinds.insert(a.kinds.end(), t.kinds.begin(), t.kinds.end());
     a.feats.insert(a.feats.end(), t.feats.begin(), t.feats.end());
     a.edges.insert(a.edges.end(), t.edges.begin(), t.edges.end());
@@ -346,6 +278,23 @@ void write_manifest(const CollectOptions& o, const MeasureOptions& mo, const Res
        "mean over programs of Kendall tau-b between the first and a second measurement of a "
        "seeded sample of its schedules (tcost collect --remeasure)"}};
   const std::string path = (fs::path(o.out) / "manifest.json").string();
+  if (!o.measure && fs::exists(path)) {
+    // Rewritten datasets of earlier measurements: the machine, Halide target and protocol are
+    // the ones they were measured under.
+    std::ifstream in(path);
+    const nlohmann::json before = nlohmann::json::parse(in, nullptr, false);
+    if (before.is_object()) {
+      for (const char* key : {"written", "machine", "halide", "protocol"}) {
+        if (before.contains(key)) m[key] = before[key];
+      }
+      m["datasets_rewritten"] = {
+          {"date", date},
+          {"target_now", jit_target_name()},
+          {"note",
+           "datasets and features rewritten from measurements.jsonl (tcost collect "
+           "--rewrite); the runtimes are those measured at 'written'"}};
+    }
+  }
   {
     std::ofstream out(path + ".tmp", std::ios::trunc);
     out << m.dump(2) << "\n";
@@ -379,17 +328,6 @@ NoiseCeiling noise_ceiling(const ResultLog& log) {
   return n;
 }
 
-std::vector<InstanceName> select_instances(const std::string& glob) {
-  std::vector<InstanceName> out;
-  for (const auto& in : zoo_instances()) {
-    if (fnmatch(glob.c_str(), in.name.c_str(), 0) == 0 ||
-        fnmatch(glob.c_str(), in.family.c_str(), 0) == 0)
-      out.push_back(in);
-  }
-  if (out.empty()) throw UsageError(fmt::format("--pipelines '{}' matches no program", glob));
-  return out;
-}
-
 CollectSummary collect(const CollectOptions& o) {
   if (o.out.empty()) throw UsageError("--out is required");
   if (o.configs_per_graph < 1) throw UsageError("--configs-per-graph must be at least 1");
@@ -399,12 +337,12 @@ CollectSummary collect(const CollectOptions& o) {
   const std::vector<InstanceName> chosen = select_instances(o.pipelines);
   ResultLog log((fs::path(o.out) / "measurements.jsonl").string());
   CollectSummary summary;
-  std::vector<ProgramInfo> programs;
+  std::vector<Program> programs;
   std::vector<std::vector<Schedule>> planned;
   int64_t total = 0;
   for (const auto& in : chosen) {
-    programs.push_back(describe(in.name));
-    planned.push_back(sample_schedules(programs.back(), o.configs_per_graph, o.seed));
+    programs.push_back(zoo_program(in.name));
+    planned.push_back(sample_schedules(programs.back().info(), o.configs_per_graph, o.seed));
     total += static_cast<int64_t>(planned.back().size());
   }
   MeasureOptions mo;
@@ -440,13 +378,13 @@ CollectSummary collect(const CollectOptions& o) {
           return;
         }
         const Job& j = *jobs[n];
-        const MeasureResult r = measure_isolated([name = j.program->instance, s = j.schedule,
-                                                  th = o.threads] { return build(name, s, th); },
+        const MeasureResult r = measure_isolated([&program = *j.program, &s = j.schedule,
+                                                  th = o.threads] { return build(program, s, th); },
                                                  mo);
         std::lock_guard<std::mutex> g(mu);
         record(log, j, o.threads, r);
         r.ok ? ++summary.measured : ++summary.failed;
-        progress.update(++done, j.program->instance);
+        progress.update(++done, j.program->name());
       }
     };
     std::vector<std::thread> threads;
@@ -458,16 +396,16 @@ CollectSummary collect(const CollectOptions& o) {
   std::vector<Job> first;
   for (size_t i = 0; i < programs.size(); ++i) {
     for (const auto& s : planned[i])
-      first.push_back({&programs[i], s, programs[i].instance + "|" + schedule_key(s), 1});
+      first.push_back({&programs[i], s, programs[i].name() + "|" + schedule_key(s), 1});
   }
-  run("measuring", first);
+  if (o.measure) run("measuring", first);
   const auto measured = first_pass_by_program(log);
   // Second pass (--remeasure): time a seeded sample of the measured schedules again; the tau
   // between the passes bounds what any model can reach on this data.
-  if (o.remeasure > 0 && !out_of_time) {
+  if (o.measure && o.remeasure > 0 && !out_of_time) {
     std::vector<Job> second;
     for (const auto& p : programs) {
-      const auto it = measured.find(p.instance);
+      const auto it = measured.find(p.name());
       if (it == measured.end()) continue;
       std::vector<size_t> done = it->second;
       std::mt19937_64 rng(o.seed + 99);
@@ -496,8 +434,8 @@ CollectSummary collect(const CollectOptions& o) {
     writing.update(++k, in.name);
     const auto it = measured.find(in.name);
     if (it == measured.end()) continue;
-    const ProgramInfo p = describe(in.name);
-    const Measured m = measured_configs(log, it->second, p);
+    const Program p = zoo_program(in.name);
+    const Measured m = measured_configs(log, it->second, p.info());
     if (m.normalizer_ns <= 0 || m.schedules.size() < 2) continue;  // not measured (yet)
     write_datasets(o.out, in, p, m, o.ast, summary);
   }

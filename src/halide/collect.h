@@ -28,6 +28,9 @@ struct CollectOptions {
   int workers = 2;               // measurements in flight: compiles overlap, timed runs do not
   double remeasure = 0;          // fraction of measured schedules timed again in a second pass
   bool ast = true;               // write the syntax-tree datasets (lowers every configuration)
+  // false: measure nothing, only rewrite the datasets and the manifest from the records on
+  // file (after a change of featurisation: the runtimes do not depend on it).
+  bool measure = true;
 };
 
 struct CollectSummary {
@@ -49,9 +52,6 @@ struct NoiseCeiling {
   int64_t pairs = 0, programs = 0;
 };
 NoiseCeiling noise_ceiling(const ResultLog& log);
-
-// Instances whose name or family matches the glob; UsageError when none does.
-std::vector<InstanceName> select_instances(const std::string& glob);
 
 CollectSummary collect(const CollectOptions& options);
 

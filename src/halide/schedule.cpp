@@ -42,7 +42,7 @@ const std::vector<int> kUnrolls = {1, 2, 4};
 void effective_consumers(const ProgramInfo& p, const std::vector<int>& compute_of_node, int v,
                          std::vector<int>& out) {
   for (int c : p.consumers(v)) {
-    if (c != p.output() && compute_of_node[c] == kInline) {
+    if (!p.nodes[c].is_output && compute_of_node[c] == kInline) {
       effective_consumers(p, compute_of_node, c, out);
     } else {
       out.push_back(c);
@@ -67,27 +67,6 @@ bool StageSchedule::operator==(const StageSchedule& o) const {
          reduce_outer == o.reduce_outer && storage == o.storage;
 }
 
-std::vector<int> ProgramInfo::stages() const {
-  std::vector<int> out;
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    if (!nodes[i].is_input) out.push_back(static_cast<int>(i));
-  }
-  return out;
-}
-
-std::vector<int> ProgramInfo::consumers(int v) const {
-  std::vector<int> out;
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    for (int q : nodes[i].producers) {
-      if (q == v) {
-        out.push_back(static_cast<int>(i));
-        break;
-      }
-    }
-  }
-  return out;
-}
-
 Schedule default_schedule(const ProgramInfo& p) { return Schedule(p.stages().size()); }
 
 std::vector<Schedule> sample_schedules(const ProgramInfo& p, int count, uint64_t seed) {
@@ -105,7 +84,7 @@ std::vector<Schedule> sample_schedules(const ProgramInfo& p, int count, uint64_t
       const int v = stages[k];
       const NodeInfo& n = p.nodes[v];
       StageSchedule& st = s[k];
-      const bool is_output = v == p.output();
+      const bool is_output = n.is_output;
       if (!is_output) {
         std::vector<int> where = {kRoot};
         if (!n.has_update) where.push_back(kInline);
@@ -163,7 +142,7 @@ void check_schedule(const ProgramInfo& p, const Schedule& s) {
       return InputError(fmt::format("{}: stage {} ({}): {}", p.instance, k, n.name, what));
     };
     if (st.compute < kInline || st.compute > kAtTile) throw bad("compute location out of range");
-    if (v == p.output() && st.compute != kRoot) throw bad("the output must be computed at root");
+    if (n.is_output && st.compute != kRoot) throw bad("an output must be computed at root");
     if (st.compute == kInline && n.has_update)
       throw bad("a stage with an update cannot be inlined");
     compute_of_node[v] = st.compute;
@@ -177,7 +156,7 @@ void check_schedule(const ProgramInfo& p, const Schedule& s) {
     if (st.order < 0 || st.order > 1 || st.reduce_outer < 0 || st.reduce_outer > 1)
       throw bad("loop order out of range");
     if (st.storage < 0 || st.storage > 2) throw bad("storage order out of range");
-    if (v == p.output()) {
+    if (n.is_output) {
       const int64_t ex = n.dims.empty() ? 1 : n.dims[0];
       const int64_t ey = n.dims.size() > 1 ? n.dims[1] : 1;
       if (st.tile_x > ex || st.tile_y > ey || st.vector > (st.tile_x > 0 ? st.tile_x : ex) ||

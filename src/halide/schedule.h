@@ -1,8 +1,5 @@
-// Programs of the Halide zoo as tcost sees them, and their schedule space. Nothing here includes
-// Halide: a program is described by its nodes (inputs and stages) and a schedule is plain data,
-// so that sampling, encoding and featurisation are testable and cheap.
-//   ProgramInfo    - the nodes of one program instance: inputs, then stages in definition order
-//                    (producers before consumers); the last node is the output.
+// The schedule space of a program (program_info.h). Nothing here includes Halide: a schedule is
+// plain data, so that sampling, encoding and featurisation are testable and cheap.
 //   StageSchedule  - the decisions for one stage: compute location, tiles, loop order, storage
 //                    order, vectorisation, parallelism, unrolling.
 //   sample_schedules - the default schedule, then seeded samples, valid by construction.
@@ -15,31 +12,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "halide/program_info.h"
+
 namespace tcost::halide {
-
-struct NodeInfo {
-  std::string name;
-  int opcode = 0;                // TpuGraphs (XLA HLO) opcode id, see docs/formats.md
-  bool is_input = false;         // a parameter: read, never scheduled
-  std::vector<int64_t> dims;     // output extents, innermost first
-  std::vector<int> producers;    // node ids it reads
-  int64_t reduction = 0;         // points of its reduction domain (0: none)
-  int window = 0, stride = 0;    // stencils: window edge and stride (x and y)
-  bool has_update = false;       // has an update definition (a reduction or scan)
-  bool update_over_pure = true;  // the update's left side is the pure variables (schedulable)
-};
-
-struct ProgramInfo {
-  std::string instance;        // family_shape, e.g. "matmul_256"
-  std::string family;          // e.g. "matmul"
-  bool single_kernel = false;  // one kernel (plus a fused epilogue): also written as tile data
-  std::vector<NodeInfo> nodes;
-
-  std::vector<int> stages() const;  // ids of the non-input nodes, in order
-  int output() const { return static_cast<int>(nodes.size()) - 1; }
-  // Ids of the nodes that read node v.
-  std::vector<int> consumers(int v) const;
-};
 
 enum Compute : int { kInline = 0, kRoot = 1, kAtTile = 2 };
 

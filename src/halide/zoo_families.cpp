@@ -10,7 +10,6 @@ namespace tcost::halide::zoo {
 namespace {
 
 using namespace Halide;
-using Opt = Builder::StageOptions;
 
 Var x("x"), y("y"), c("c"), t("t");
 
@@ -20,56 +19,49 @@ Expr relu6(const Expr& e) { return clamp(e, 0.0f, 6.0f); }
 // Registers a bias + convolution stage over `in` (a Func or buffer access) with a k x k window:
 // out(x, y, co) = bias(co) + sum w(rx, ry, ci, co) * in(x + rx, y + ry, ci).
 template <typename In>
-Func conv(Builder& b, const std::string& name, const In& in, const std::string& in_name, int k,
-          int n, int cin, int cout) {
+Func conv(Builder& b, const std::string& name, const In& in, int k, int cin, int cout) {
   Buffer<float> w = b.input(name + "_w", {k, k, cin, cout});
   Buffer<float> bias = b.input(name + "_b", {cout});
   Func f(name);
   RDom r(0, k, 0, k, 0, cin);
   f(x, y, c) = bias(c);
   f(x, y, c) += w(r.x, r.y, r.z, c) * in(x + r.x, y + r.y, r.z);
-  return b.stage(f, "convolution", {n, n, cout}, {in_name, name + "_w", name + "_b"},
-                 Opt{int64_t{k} * k * cin, k, 1, true});
+  return f;
 }
 
 // 1 x 1 convolution: out(x, y, co) = bias(co) + sum w(ci, co) * in(x + off, y + off, ci).
 template <typename In>
-Func conv1x1(Builder& b, const std::string& name, const In& in, const std::string& in_name, int n,
-             int cin, int cout, int off = 0) {
+Func conv1x1(Builder& b, const std::string& name, const In& in, int cin, int cout, int off = 0) {
   Buffer<float> w = b.input(name + "_w", {cin, cout});
   Buffer<float> bias = b.input(name + "_b", {cout});
   Func f(name);
   RDom r(0, cin);
   f(x, y, c) = bias(c);
   f(x, y, c) += w(r, c) * in(x + off, y + off, r);
-  return b.stage(f, "convolution", {n, n, cout}, {in_name, name + "_w", name + "_b"},
-                 Opt{cin, 1, 1, true});
+  return f;
 }
 
 // Depthwise 3 x 3: out(x, y, c) = bias(c) + sum w(rx, ry, c) * in(x + rx, y + ry, c).
 template <typename In>
-Func depthwise(Builder& b, const std::string& name, const In& in, const std::string& in_name, int n,
-               int ch) {
+Func depthwise(Builder& b, const std::string& name, const In& in, int ch) {
   Buffer<float> w = b.input(name + "_w", {3, 3, ch});
   Buffer<float> bias = b.input(name + "_b", {ch});
   Func f(name);
   RDom r(0, 3, 0, 3);
   f(x, y, c) = bias(c);
   f(x, y, c) += w(r.x, r.y, c) * in(x + r.x, y + r.y, c);
-  return b.stage(f, "convolution", {n, n, ch}, {in_name, name + "_w", name + "_b"},
-                 Opt{9, 3, 1, true});
+  return f;
 }
 
-Func pointwise(Builder& b, const std::string& name, const std::string& opcode, const Expr& e,
-               const std::vector<int>& dims, const std::vector<std::string>& producers,
-               const Opt& o = Opt{}) {
+// A stage without reduction: f(x, y[, c]) = e (the rank of dims).
+Func pointwise(Builder&, const std::string& name, const Expr& e, const std::vector<int>& dims) {
   Func f(name);
   if (dims.size() == 3) {
     f(x, y, c) = e;
   } else {
     f(x, y) = e;
   }
-  return b.stage(f, opcode, dims, producers, o);
+  return f;
 }
 
 // ---- Dense algebra --------------------------------------------------------------------------
@@ -81,7 +73,7 @@ void matmul(Builder& b, const std::vector<int>& s) {  // n x n x n
   RDom k(0, n);
   f(x, y) = 0.0f;
   f(x, y) += A(k, y) * B(x, k);
-  b.stage(f, "dot", {n, n}, {"A", "B"}, Opt{n});
+  b.output(f, {n, n});
 }
 
 void batched_matmul(Builder& b, const std::vector<int>& s) {  // batch, n
@@ -91,7 +83,7 @@ void batched_matmul(Builder& b, const std::vector<int>& s) {  // batch, n
   RDom k(0, n);
   f(x, y, c) = 0.0f;
   f(x, y, c) += A(k, y, c) * B(x, k, c);
-  b.stage(f, "dot", {n, n, nb}, {"A", "B"}, Opt{n});
+  b.output(f, {n, n, nb});
 }
 
 // Scaled dot-product attention per head: softmax(Q K^T / sqrt(d)) V.
@@ -105,20 +97,15 @@ void attention(Builder& b, const std::vector<int>& s) {  // heads, sequence, hea
       out("attn_out");
   scores(x, y, c) = 0.0f;  // x: key j, y: query i, c: head
   scores(x, y, c) += Q(rd, y, c) * K(rd, x, c);
-  b.stage(scores, "dot", {n, n, h}, {"Q", "K"}, Opt{d});
   rowmax(y, c) = Float(32).min();
   rowmax(y, c) = max(rowmax(y, c), scores(rj, y, c));
-  b.stage(rowmax, "reduce", {n, h}, {"scores"}, Opt{n});
   expo(x, y, c) = exp((scores(x, y, c) - rowmax(y, c)) * scale);
-  b.stage(expo, "exponential", {n, n, h}, {"scores", "rowmax"});
   rowsum(y, c) = 0.0f;
   rowsum(y, c) += expo(rj, y, c);
-  b.stage(rowsum, "reduce", {n, h}, {"expo"}, Opt{n});
   prob(x, y, c) = expo(x, y, c) / rowsum(y, c);
-  b.stage(prob, "divide", {n, n, h}, {"expo", "rowsum"});
   out(x, y, c) = 0.0f;  // x: feature, y: query
   out(x, y, c) += prob(rj, y, c) * V(x, rj, c);
-  b.stage(out, "dot", {d, n, h}, {"prob", "V"}, Opt{n});
+  b.output(out, {d, n, h});
 }
 
 void softmax(Builder& b, const std::vector<int>& s) {  // columns, rows
@@ -128,14 +115,11 @@ void softmax(Builder& b, const std::vector<int>& s) {  // columns, rows
   Func rowmax("rowmax"), expo("expo"), rowsum("rowsum"), out("softmax");
   rowmax(y) = Float(32).min();
   rowmax(y) = max(rowmax(y), in(r, y));
-  b.stage(rowmax, "reduce", {rows}, {"logits"}, Opt{n});
   expo(x, y) = exp(in(x, y) - rowmax(y));
-  b.stage(expo, "exponential", {n, rows}, {"logits", "rowmax"});
   rowsum(y) = 0.0f;
   rowsum(y) += expo(r, y);
-  b.stage(rowsum, "reduce", {rows}, {"expo"}, Opt{n});
   out(x, y) = expo(x, y) / rowsum(y);
-  b.stage(out, "divide", {n, rows}, {"expo", "rowsum"});
+  b.output(out, {n, rows});
 }
 
 void layernorm(Builder& b, const std::vector<int>& s) {  // features, tokens
@@ -146,12 +130,10 @@ void layernorm(Builder& b, const std::vector<int>& s) {  // features, tokens
   Func mean("mean"), var("var"), out("layernorm");
   mean(y) = 0.0f;
   mean(y) += in(r, y) / d;
-  b.stage(mean, "reduce", {n}, {"tokens"}, Opt{d});
   var(y) = 0.0f;
   var(y) += (in(r, y) - mean(y)) * (in(r, y) - mean(y)) / d;
-  b.stage(var, "reduce", {n}, {"tokens", "mean"}, Opt{d});
   out(x, y) = (in(x, y) - mean(y)) * (1.0f / sqrt(var(y) + 1e-5f)) * gamma(x) + beta(x);
-  b.stage(out, "multiply", {d, n}, {"tokens", "mean", "var", "gamma", "beta"});
+  b.output(out, {d, n});
 }
 
 // BERT's feed-forward block: dense, GELU (tanh form), dense; the hidden layer is 4x wider.
@@ -164,13 +146,11 @@ void transformer_mlp(Builder& b, const std::vector<int>& s) {  // tokens, featur
   Func h("dense1"), g("gelu"), out("dense2");
   h(x, y) = b1(x);
   h(x, y) += w1(x, rd) * in(rd, y);
-  b.stage(h, "dot", {ff, n}, {"tokens", "w1", "b1"}, Opt{d});
   const Expr v = h(x, y);
   g(x, y) = 0.5f * v * (1.0f + tanh(0.7978846f * (v + 0.044715f * v * v * v)));
-  b.stage(g, "tanh", {ff, n}, {"dense1"});
   out(x, y) = b2(x);
   out(x, y) += w2(x, rf) * g(rf, y);
-  b.stage(out, "dot", {d, n}, {"gelu", "w2", "b2"}, Opt{ff});
+  b.output(out, {d, n});
 }
 
 // ---- Convolutional networks -----------------------------------------------------------------
@@ -178,22 +158,22 @@ void transformer_mlp(Builder& b, const std::vector<int>& s) {  // tokens, featur
 void conv3x3(Builder& b, const std::vector<int>& s) {  // size, c_in, c_out
   const int n = s[0], cin = s[1], cout = s[2];
   Buffer<float> in = b.input("image", {n + 2, n + 2, cin});
-  Func cv = conv(b, "conv", in, "image", 3, n, cin, cout);
-  pointwise(b, "relu", "maximum", relu(cv(x, y, c)), {n, n, cout}, {"conv"});
+  Func cv = conv(b, "conv", in, 3, cin, cout);
+  b.output(pointwise(b, "relu", relu(cv(x, y, c)), {n, n, cout}), {n, n, cout});
 }
 
 void conv1x1_block(Builder& b, const std::vector<int>& s) {  // size, c_in, c_out
   const int n = s[0], cin = s[1], cout = s[2];
   Buffer<float> in = b.input("image", {n, n, cin});
-  Func cv = conv1x1(b, "conv", in, "image", n, cin, cout);
-  pointwise(b, "relu", "maximum", relu(cv(x, y, c)), {n, n, cout}, {"conv"});
+  Func cv = conv1x1(b, "conv", in, cin, cout);
+  b.output(pointwise(b, "relu", relu(cv(x, y, c)), {n, n, cout}), {n, n, cout});
 }
 
 void depthwise_block(Builder& b, const std::vector<int>& s) {  // size, channels
   const int n = s[0], ch = s[1];
   Buffer<float> in = b.input("image", {n + 2, n + 2, ch});
-  Func dw = depthwise(b, "dwconv", in, "image", n, ch);
-  pointwise(b, "relu6", "clamp", relu6(dw(x, y, c)), {n, n, ch}, {"dwconv"});
+  Func dw = depthwise(b, "dwconv", in, ch);
+  b.output(pointwise(b, "relu6", relu6(dw(x, y, c)), {n, n, ch}), {n, n, ch});
 }
 
 void maxpool(Builder& b, const std::vector<int>& s) {  // output size, channels; 3x3 stride 2
@@ -203,31 +183,29 @@ void maxpool(Builder& b, const std::vector<int>& s) {  // output size, channels;
   Func f("maxpool");
   f(x, y, c) = Float(32).min();
   f(x, y, c) = max(f(x, y, c), in(2 * x + r.x, 2 * y + r.y, c));
-  b.stage(f, "reduce-window", {n, n, ch}, {"image"}, Opt{9, 3, 2, true});
+  b.output(f, {n, n, ch});
 }
 
 // ResNet basic block: conv3x3-ReLU-conv3x3, plus the input, ReLU.
 void resnet_basic(Builder& b, const std::vector<int>& s) {  // size, channels
   const int n = s[0], ch = s[1];
   Buffer<float> in = b.input("image", {n + 4, n + 4, ch});
-  Func c1 = conv(b, "conv1", in, "image", 3, n + 2, ch, ch);
-  Func r1 = pointwise(b, "relu1", "maximum", relu(c1(x, y, c)), {n + 2, n + 2, ch}, {"conv1"});
-  Func c2 = conv(b, "conv2", r1, "relu1", 3, n, ch, ch);
-  pointwise(b, "out", "add", relu(c2(x, y, c) + in(x + 2, y + 2, c)), {n, n, ch},
-            {"conv2", "image"});
+  Func c1 = conv(b, "conv1", in, 3, ch, ch);
+  Func r1 = pointwise(b, "relu1", relu(c1(x, y, c)), {n + 2, n + 2, ch});
+  Func c2 = conv(b, "conv2", r1, 3, ch, ch);
+  b.output(pointwise(b, "out", relu(c2(x, y, c) + in(x + 2, y + 2, c)), {n, n, ch}), {n, n, ch});
 }
 
 // ResNet bottleneck: 1x1 reduce, 3x3, 1x1 expand, plus the input, ReLU.
 void resnet_bottleneck(Builder& b, const std::vector<int>& s) {  // size, channels, width
   const int n = s[0], ch = s[1], mid = s[2];
   Buffer<float> in = b.input("image", {n + 2, n + 2, ch});
-  Func c1 = conv1x1(b, "conv1", in, "image", n + 2, ch, mid);
-  Func r1 = pointwise(b, "relu1", "maximum", relu(c1(x, y, c)), {n + 2, n + 2, mid}, {"conv1"});
-  Func c2 = conv(b, "conv2", r1, "relu1", 3, n, mid, mid);
-  Func r2 = pointwise(b, "relu2", "maximum", relu(c2(x, y, c)), {n, n, mid}, {"conv2"});
-  Func c3 = conv1x1(b, "conv3", r2, "relu2", n, mid, ch);
-  pointwise(b, "out", "add", relu(c3(x, y, c) + in(x + 1, y + 1, c)), {n, n, ch},
-            {"conv3", "image"});
+  Func c1 = conv1x1(b, "conv1", in, ch, mid);
+  Func r1 = pointwise(b, "relu1", relu(c1(x, y, c)), {n + 2, n + 2, mid});
+  Func c2 = conv(b, "conv2", r1, 3, mid, mid);
+  Func r2 = pointwise(b, "relu2", relu(c2(x, y, c)), {n, n, mid});
+  Func c3 = conv1x1(b, "conv3", r2, mid, ch);
+  b.output(pointwise(b, "out", relu(c3(x, y, c) + in(x + 1, y + 1, c)), {n, n, ch}), {n, n, ch});
 }
 
 // MobileNetV2 inverted residual: 1x1 expand (6x), ReLU6, depthwise 3x3, ReLU6, 1x1 project,
@@ -235,12 +213,12 @@ void resnet_bottleneck(Builder& b, const std::vector<int>& s) {  // size, channe
 void mobilenet_v2_block(Builder& b, const std::vector<int>& s) {  // size, channels
   const int n = s[0], ch = s[1], e = 6 * s[1];
   Buffer<float> in = b.input("image", {n + 2, n + 2, ch});
-  Func c1 = conv1x1(b, "expand", in, "image", n + 2, ch, e);
-  Func r1 = pointwise(b, "relu6_1", "clamp", relu6(c1(x, y, c)), {n + 2, n + 2, e}, {"expand"});
-  Func dw = depthwise(b, "dwconv", r1, "relu6_1", n, e);
-  Func r2 = pointwise(b, "relu6_2", "clamp", relu6(dw(x, y, c)), {n, n, e}, {"dwconv"});
-  Func pr = conv1x1(b, "project", r2, "relu6_2", n, e, ch);
-  pointwise(b, "out", "add", pr(x, y, c) + in(x + 1, y + 1, c), {n, n, ch}, {"project", "image"});
+  Func c1 = conv1x1(b, "expand", in, ch, e);
+  Func r1 = pointwise(b, "relu6_1", relu6(c1(x, y, c)), {n + 2, n + 2, e});
+  Func dw = depthwise(b, "dwconv", r1, e);
+  Func r2 = pointwise(b, "relu6_2", relu6(dw(x, y, c)), {n, n, e});
+  Func pr = conv1x1(b, "project", r2, e, ch);
+  b.output(pointwise(b, "out", pr(x, y, c) + in(x + 1, y + 1, c), {n, n, ch}), {n, n, ch});
 }
 
 // ResNet's classifier head: global average pooling, then a dense layer.
@@ -252,10 +230,9 @@ void classifier_head(Builder& b, const std::vector<int>& s) {  // size, channels
   Func gap("avgpool"), fc("fc");
   gap(x) = 0.0f;
   gap(x) += in(r.x, r.y, x) / (n * n);
-  b.stage(gap, "reduce", {ch}, {"features"}, Opt{int64_t{n} * n});
   fc(x) = bias(x);
   fc(x) += w(x, rc) * gap(rc);
-  b.stage(fc, "dot", {classes}, {"avgpool", "fc_w", "fc_b"}, Opt{ch});
+  b.output(fc, {classes});
 }
 
 // ---- Image pipelines ------------------------------------------------------------------------
@@ -266,10 +243,10 @@ void gaussian_blur(Builder& b, const std::vector<int>& s) {  // width, height; 3
   const float k[5] = {1 / 16.0f, 4 / 16.0f, 6 / 16.0f, 4 / 16.0f, 1 / 16.0f};
   Expr ex = 0.0f;
   for (int i = 0; i < 5; ++i) ex += k[i] * in(x + i, y, c);
-  Func bx = pointwise(b, "blur_x", "convolution", ex, {w, h + 4, 3}, {"image"}, Opt{5, 5, 1});
+  Func bx = pointwise(b, "blur_x", ex, {w, h + 4, 3});
   Expr ey = 0.0f;
   for (int i = 0; i < 5; ++i) ey += k[i] * bx(x, y + i, c);
-  pointwise(b, "blur_y", "convolution", ey, {w, h, 3}, {"blur_x"}, Opt{5, 5, 1});
+  b.output(pointwise(b, "blur_y", ey, {w, h, 3}), {w, h, 3});
 }
 
 Expr luma(const Buffer<float>& rgb, const Expr& px, const Expr& py) {
@@ -290,11 +267,11 @@ Expr sobel_y(Func g) {
 void sobel(Builder& b, const std::vector<int>& s) {  // width, height
   const int w = s[0], h = s[1];
   Buffer<float> in = b.input("image", {w + 2, h + 2, 3}, 0.0f, 1.0f);
-  Func g = pointwise(b, "gray", "add", luma(in, x, y), {w + 2, h + 2}, {"image"});
-  Func gx = pointwise(b, "grad_x", "convolution", sobel_x(g), {w, h}, {"gray"}, Opt{9, 3, 1});
-  Func gy = pointwise(b, "grad_y", "convolution", sobel_y(g), {w, h}, {"gray"}, Opt{9, 3, 1});
-  pointwise(b, "magnitude", "sqrt", sqrt(gx(x, y) * gx(x, y) + gy(x, y) * gy(x, y)), {w, h},
-            {"grad_x", "grad_y"});
+  Func g = pointwise(b, "gray", luma(in, x, y), {w + 2, h + 2});
+  Func gx = pointwise(b, "grad_x", sobel_x(g), {w, h});
+  Func gy = pointwise(b, "grad_y", sobel_y(g), {w, h});
+  b.output(pointwise(b, "magnitude", sqrt(gx(x, y) * gx(x, y) + gy(x, y) * gy(x, y)), {w, h}),
+           {w, h});
 }
 
 // Histogram equalisation of a grey image in [0, 1]: histogram (a scatter), cumulative sum (a
@@ -309,34 +286,31 @@ void histogram_equalize(Builder& b, const std::vector<int>& s) {  // width, heig
   Func hist("histogram"), cdf("cdf"), out("equalized");
   hist(x) = 0.0f;
   hist(bin(r.x, r.y)) += 1.0f;
-  b.stage(hist, "scatter", {256}, {"image"}, Opt{int64_t{w} * h, 0, 0, false});
   cdf(x) = hist(x);
   cdf(ri) = cdf(ri - 1) + hist(ri);
-  b.stage(cdf, "reduce-window", {256}, {"histogram"}, Opt{255, 0, 0, false});
   out(x, y) = cdf(bin(x, y)) * (1.0f / (static_cast<float>(w) * h));
-  b.stage(out, "gather", {w, h}, {"image", "cdf"});
+  b.output(out, {w, h});
 }
 
 // Separable [1 3 3 1] / 8 filter and 2x decimation, in x then y.
-Func downsample(Builder& b, const std::string& name, Func in, const std::string& in_name, int w,
-                int h) {
+template <typename In>
+Func downsample(Builder& b, const std::string& name, const In& in, int w, int h) {
   Func dx =
-      pointwise(b, name + "_x", "convolution",
+      pointwise(b, name + "_x",
                 (in(2 * x, y) + 3 * in(2 * x + 1, y) + 3 * in(2 * x + 2, y) + in(2 * x + 3, y)) / 8,
-                {w / 2, h}, {in_name}, Opt{4, 4, 2});
+                {w / 2, h});
   return pointwise(
-      b, name, "convolution",
-      (dx(x, 2 * y) + 3 * dx(x, 2 * y + 1) + 3 * dx(x, 2 * y + 2) + dx(x, 2 * y + 3)) / 8,
-      {w / 2, h / 2}, {name + "_x"}, Opt{4, 4, 2});
+      b, name, (dx(x, 2 * y) + 3 * dx(x, 2 * y + 1) + 3 * dx(x, 2 * y + 2) + dx(x, 2 * y + 3)) / 8,
+      {w / 2, h / 2});
 }
 
 // Bilinear 2x upsampling (an XLA upsample is a broadcast).
-Func upsample(Builder& b, const std::string& name, Func in, const std::string& in_name, int w,
-              int h) {
-  return pointwise(b, name, "broadcast",
+template <typename In>
+Func upsample(Builder& b, const std::string& name, const In& in, int w, int h) {
+  return pointwise(b, name,
                    0.25f * (in(x / 2, y / 2) + in((x + 1) / 2, y / 2) + in(x / 2, (y + 1) / 2) +
                             in((x + 1) / 2, (y + 1) / 2)),
-                   {w, h}, {in_name});
+                   {w, h});
 }
 
 // Two levels of a Gaussian pyramid down, two up, and the detail layer (input minus the
@@ -344,33 +318,26 @@ Func upsample(Builder& b, const std::string& name, Func in, const std::string& i
 void pyramid(Builder& b, const std::vector<int>& s) {  // width, height
   const int w = s[0], h = s[1];
   Buffer<float> in = b.input("image", {w, h}, 0.0f, 1.0f);
-  Func src("source");
-  src(x, y) = in(x, y);
-  Func d1 = downsample(b, "down1", src, "image", w, h);
-  Func d2 = downsample(b, "down2", d1, "down1", w / 2, h / 2);
-  Func u1 = upsample(b, "up1", d2, "down2", w / 2, h / 2);
-  Func u0 = upsample(b, "up0", u1, "up1", w, h);
-  pointwise(b, "detail", "subtract", in(x, y) - u0(x, y), {w, h}, {"image", "up0"});
+  Func d1 = downsample(b, "down1", in, w, h);
+  Func d2 = downsample(b, "down2", d1, w / 2, h / 2);
+  Func u1 = upsample(b, "up1", d2, w / 2, h / 2);
+  Func u0 = upsample(b, "up0", u1, w, h);
+  b.output(pointwise(b, "detail", in(x, y) - u0(x, y), {w, h}), {w, h});
 }
 
 // Separable 3x3 erosion (min) or dilation (max).
-Func morph(Builder& b, const std::string& name, bool dilate, Func in, const std::string& in_name,
-           int w, int h) {
+template <typename In>
+Func morph(Builder& b, const std::string& name, bool dilate, const In& in, int w, int h) {
   const auto op = [&](const Expr& a, const Expr& c2) { return dilate ? max(a, c2) : min(a, c2); };
-  const char* opcode = dilate ? "maximum" : "minimum";
-  Func fx = pointwise(b, name + "_x", opcode, op(op(in(x, y), in(x + 1, y)), in(x + 2, y)),
-                      {w, h + 2}, {in_name}, Opt{3, 3, 1});
-  return pointwise(b, name, opcode, op(op(fx(x, y), fx(x, y + 1)), fx(x, y + 2)), {w, h},
-                   {name + "_x"}, Opt{3, 3, 1});
+  Func fx = pointwise(b, name + "_x", op(op(in(x, y), in(x + 1, y)), in(x + 2, y)), {w, h + 2});
+  return pointwise(b, name, op(op(fx(x, y), fx(x, y + 1)), fx(x, y + 2)), {w, h});
 }
 
 void morph_chain(Builder& b, const std::vector<int>& s, bool closing) {
   const int w = s[0], h = s[1];
   Buffer<float> in = b.input("image", {w + 4, h + 4}, 0.0f, 1.0f);
-  Func src("source");
-  src(x, y) = in(x, y);
-  Func first = morph(b, closing ? "dilate" : "erode", closing, src, "image", w + 2, h + 2);
-  morph(b, closing ? "erode" : "dilate", !closing, first, closing ? "dilate" : "erode", w, h);
+  Func first = morph(b, closing ? "dilate" : "erode", closing, in, w + 2, h + 2);
+  b.output(morph(b, closing ? "erode" : "dilate", !closing, first, w, h), {w, h});
 }
 void morph_open(Builder& b, const std::vector<int>& s) { morph_chain(b, s, false); }
 void morph_close(Builder& b, const std::vector<int>& s) { morph_chain(b, s, true); }
@@ -381,48 +348,45 @@ void colour_tone(Builder& b, const std::vector<int>& s) {  // width, height
   Buffer<float> in = b.input("image", {w, h, 3}, 0.0f, 1.0f);
   Func curve("tone_curve");
   curve(x) = pow(cast<float>(x) / 255.0f, 0.75f);
-  b.stage(curve, "power", {256}, {});
   const Expr r = in(x, y, 0), g = in(x, y, 1), bl = in(x, y, 2);
   Func ycc = pointwise(
-      b, "ycbcr", "multiply",
+      b, "ycbcr",
       select(c == 0, 0.299f * r + 0.587f * g + 0.114f * bl, c == 1,
              -0.1687f * r - 0.3313f * g + 0.5f * bl, 0.5f * r - 0.4187f * g - 0.0813f * bl),
-      {w, h, 3}, {"image"});
+      {w, h, 3});
   Func toned = pointwise(
-      b, "toned", "gather",
+      b, "toned",
       select(c == 0, curve(clamp(cast<int>(ycc(x, y, 0) * 255.0f), 0, 255)), ycc(x, y, c)),
-      {w, h, 3}, {"ycbcr", "tone_curve"});
+      {w, h, 3});
   const Expr yy = toned(x, y, 0), cb = toned(x, y, 1), cr = toned(x, y, 2);
-  pointwise(
-      b, "rgb", "add",
-      select(c == 0, yy + 1.402f * cr, c == 1, yy - 0.3441f * cb - 0.7141f * cr, yy + 1.772f * cb),
-      {w, h, 3}, {"toned"});
+  b.output(pointwise(b, "rgb",
+                     select(c == 0, yy + 1.402f * cr, c == 1, yy - 0.3441f * cb - 0.7141f * cr,
+                            yy + 1.772f * cb),
+                     {w, h, 3}),
+           {w, h, 3});
 }
 
 // Harris corner response: gradients, their products, 3x3 box sums, det - k trace^2.
 void harris(Builder& b, const std::vector<int>& s) {  // width, height
   const int w = s[0], h = s[1];
   Buffer<float> in = b.input("image", {w + 4, h + 4, 3}, 0.0f, 1.0f);
-  Func g = pointwise(b, "gray", "add", luma(in, x, y), {w + 4, h + 4}, {"image"});
-  Func ix =
-      pointwise(b, "grad_x", "convolution", sobel_x(g), {w + 2, h + 2}, {"gray"}, Opt{9, 3, 1});
-  Func iy =
-      pointwise(b, "grad_y", "convolution", sobel_y(g), {w + 2, h + 2}, {"gray"}, Opt{9, 3, 1});
-  Func ixx = pointwise(b, "ixx", "multiply", ix(x, y) * ix(x, y), {w + 2, h + 2}, {"grad_x"});
-  Func iyy = pointwise(b, "iyy", "multiply", iy(x, y) * iy(x, y), {w + 2, h + 2}, {"grad_y"});
-  Func ixy =
-      pointwise(b, "ixy", "multiply", ix(x, y) * iy(x, y), {w + 2, h + 2}, {"grad_x", "grad_y"});
-  const auto box = [&](const std::string& name, Func f, const std::string& from) {
+  Func g = pointwise(b, "gray", luma(in, x, y), {w + 4, h + 4});
+  Func ix = pointwise(b, "grad_x", sobel_x(g), {w + 2, h + 2});
+  Func iy = pointwise(b, "grad_y", sobel_y(g), {w + 2, h + 2});
+  Func ixx = pointwise(b, "ixx", ix(x, y) * ix(x, y), {w + 2, h + 2});
+  Func iyy = pointwise(b, "iyy", iy(x, y) * iy(x, y), {w + 2, h + 2});
+  Func ixy = pointwise(b, "ixy", ix(x, y) * iy(x, y), {w + 2, h + 2});
+  const auto box = [&](const std::string& name, Func f) {
     Expr e = 0.0f;
     for (int j = 0; j < 3; ++j) {
       for (int i = 0; i < 3; ++i) e += f(x + i, y + j);
     }
-    return pointwise(b, name, "reduce-window", e, {w, h}, {from}, Opt{9, 3, 1});
+    return pointwise(b, name, e, {w, h});
   };
-  Func sxx = box("sxx", ixx, "ixx"), syy = box("syy", iyy, "iyy"), sxy = box("sxy", ixy, "ixy");
+  Func sxx = box("sxx", ixx), syy = box("syy", iyy), sxy = box("sxy", ixy);
   const Expr det = sxx(x, y) * syy(x, y) - sxy(x, y) * sxy(x, y);
   const Expr trace = sxx(x, y) + syy(x, y);
-  pointwise(b, "response", "subtract", det - 0.04f * trace * trace, {w, h}, {"sxx", "syy", "sxy"});
+  b.output(pointwise(b, "response", det - 0.04f * trace * trace, {w, h}), {w, h});
 }
 
 }  // namespace

@@ -85,7 +85,8 @@ TEST(Measure, CrashesAndErrorsAreRecorded) {
 TEST(Zoo, FastScheduleMeasuresFasterThanTheDefault) {
   MeasureOptions o;
   o.timeout_s = 60;
-  const ProgramInfo p = describe("conv3x3_28x32x32");
+  const Program prog = zoo_program("conv3x3_28x32x32");
+  const ProgramInfo& p = prog.info();
   const Schedule slow = default_schedule(p);
   Schedule fast = slow;
   fast[0].compute = kAtTile;  // the convolution per tile of the ReLU
@@ -95,8 +96,8 @@ TEST(Zoo, FastScheduleMeasuresFasterThanTheDefault) {
   fast[1].vector = 8;
   fast[1].parallel = true;
   check_schedule(p, fast);
-  const MeasureResult a = measure_isolated([&] { return build(p.instance, slow, 2); }, o);
-  const MeasureResult b = measure_isolated([&] { return build(p.instance, fast, 2); }, o);
+  const MeasureResult a = measure_isolated([&] { return build(prog, slow, 2); }, o);
+  const MeasureResult b = measure_isolated([&] { return build(prog, fast, 2); }, o);
   ASSERT_TRUE(a.ok) << a.error;
   ASSERT_TRUE(b.ok) << b.error;
   EXPECT_LT(b.best_ns * 3, a.best_ns) << "fast " << b.best_ns << " default " << a.best_ns;
@@ -119,9 +120,10 @@ TEST(Zoo, RoundedUpProducersStayInsideTheirInputs) {
   o.timeout_s = 60;
   o.max_runs = 1;
   o.min_runs = 1;
+  const Program sobel = zoo_program("sobel_1024x768");
   for (const char* text : schedules) {
     const Schedule s = schedule_from_json(nlohmann::json::parse(text));
-    const MeasureResult r = measure_isolated([&] { return build("sobel_1024x768", s, 2); }, o);
+    const MeasureResult r = measure_isolated([&] { return build(sobel, s, 2); }, o);
     EXPECT_TRUE(r.ok) << schedule_key(s) << ": " << r.error;
   }
   unsetenv("TCOST_HALIDE_ASSERTS");
@@ -140,13 +142,14 @@ TEST(Zoo, FamiliesInstancesAndSplits) {
   }
   EXPECT_GE(test_families.size(), 3u);
   EXPECT_GE(valid_families.size(), 3u);
-  const ProgramInfo p = describe("resnet_basic_14x64");
+  const ProgramInfo p = zoo_program("resnet_basic_14x64").info();
   EXPECT_EQ(p.family, "resnet_basic");
   EXPECT_FALSE(p.nodes.back().is_input);
+  EXPECT_TRUE(p.nodes.back().is_output);
   for (size_t v = 0; v < p.nodes.size(); ++v) {
     for (int q : p.nodes[v].producers) EXPECT_LT(q, static_cast<int>(v));  // topological
   }
-  EXPECT_THROW(describe("no_such_program"), InputError);
+  EXPECT_THROW(zoo_program("no_such_program"), InputError);
 }
 
 // Sampled schedules are distinct and valid (Halide lowers every one of them) for every family;
@@ -155,7 +158,8 @@ TEST(Zoo, SampledSchedulesAreValidForEveryFamily) {
   std::set<std::string> done;
   for (const auto& in : zoo_instances()) {
     if (!done.insert(in.family).second) continue;  // one instance per family
-    const ProgramInfo p = describe(in.name);
+    const Program prog = zoo_program(in.name);
+    const ProgramInfo& p = prog.info();
     const auto ss = sample_schedules(p, 6, 7);
     ASSERT_EQ(ss.size(), 7u) << in.name;
     EXPECT_EQ(schedule_key(ss[0]), schedule_key(default_schedule(p)));
@@ -163,7 +167,7 @@ TEST(Zoo, SampledSchedulesAreValidForEveryFamily) {
     for (const auto& s : ss) {
       EXPECT_TRUE(keys.insert(schedule_key(s)).second);
       EXPECT_NO_THROW(check_schedule(p, s));
-      const AstTree t = lower_ast(in.name, s);
+      const AstTree t = lower_ast(prog, s);
       EXPECT_GT(t.kinds.size(), 3u) << in.name;
       EXPECT_EQ(t.edges.size(), 2 * (t.kinds.size() - 1)) << in.name;  // a tree
       EXPECT_EQ(t.feats.size(), t.kinds.size() * kAstFeatureWidth);
@@ -173,7 +177,8 @@ TEST(Zoo, SampledSchedulesAreValidForEveryFamily) {
 }
 
 TEST(Zoo, InvalidSchedulesAreRejectedWithAClearError) {
-  const ProgramInfo p = describe("softmax_512x512");
+  const Program prog = zoo_program("softmax_512x512");
+  const ProgramInfo& p = prog.info();
   Schedule s = default_schedule(p);
   EXPECT_NO_THROW(check_schedule(p, s));
   Schedule wrong = s;
@@ -189,11 +194,11 @@ TEST(Zoo, InvalidSchedulesAreRejectedWithAClearError) {
   wrong.back().vector = 3;
   EXPECT_THROW(check_schedule(p, wrong), InputError);
   EXPECT_THROW(schedule_from_json(nlohmann::json::parse("[[1,2]]")), InputError);
-  EXPECT_THROW(build(p.instance, wrong, 1), InputError);
+  EXPECT_THROW(build(prog, wrong, 1), InputError);
 }
 
 TEST(Zoo, StageEncodingIsCategoricalAndDocumented) {
-  const ProgramInfo p = describe("conv3x3_28x32x32");
+  const ProgramInfo p = zoo_program("conv3x3_28x32x32").info();
   StageSchedule st;
   st.compute = kAtTile;
   st.vector = 8;

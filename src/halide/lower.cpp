@@ -1,0 +1,212 @@
+// Syntax trees of lowered programs (the AST schema of core/ast.h): the lowered statement of a
+// Program under a schedule, walked with Halide's IRVisitor. Loops carry their kind (serial,
+// parallel, vectorised, unrolled) and constant extents; parallel closures are stitched back
+// under their loop; loads and stores carry bytes and unit stride; allocations their size.
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "core/ast.h"
+#include "core/error.h"
+#include "halide/program_halide.h"
+
+namespace tcost::halide {
+namespace {
+
+using namespace Halide;
+
+// Builds the syntax tree of a lowered statement (the AST schema of core/ast.h).
+class TreeBuilder : public Internal::IRVisitor {
+ public:
+  // `closures`: the bodies of the module's parallel-loop closures by name; a call that runs one
+  // across threads becomes a parallel loop node over the closure's body.
+  TreeBuilder(int max_nodes, std::map<std::string, Internal::Stmt> closures)
+      : max_nodes_(max_nodes), closures_(std::move(closures)) {
+    add(kAstRoot, 0, 0, 0);
+    stack_.push_back(0);
+  }
+  AstTree finish() {
+    // Post-order facts: children counts, innermost loops, footprints.
+    const size_t n = tree_.kinds.size();
+    std::vector<int> children(n, 0);
+    std::vector<bool> has_loop_below(n, false);
+    std::vector<double> bytes_below(n, 0);
+    for (size_t e = tree_.edges.size() / 2; e-- > 0;) {
+      const int parent = tree_.edges[2 * e], child = tree_.edges[2 * e + 1];
+      ++children[parent];
+      const bool child_loop =
+          tree_.kinds[child] >= kAstForSerial && tree_.kinds[child] <= kAstForUnrolled;
+      has_loop_below[parent] = has_loop_below[parent] || child_loop || has_loop_below[child];
+      const double child_bytes = bytes_below[child] + feat(child, kAstBytes);
+      bytes_below[parent] += child_bytes * (child_loop ? extent_[child] : 1.0);
+    }
+    for (size_t v = 0; v < n; ++v) {
+      feat(v, kAstChildren) = static_cast<float>(children[v]);
+      const bool loop = tree_.kinds[v] >= kAstForSerial && tree_.kinds[v] <= kAstForUnrolled;
+      if (loop) {
+        feat(v, kAstInnermost) = has_loop_below[v] ? 0.0f : 1.0f;
+        feat(v, kAstLogFootprint) = static_cast<float>(std::log2(1 + bytes_below[v] * extent_[v]));
+      }
+    }
+    return std::move(tree_);
+  }
+
+ private:
+  using IRVisitor::visit;
+  float& feat(size_t v, int k) { return tree_.feats[v * kAstFeatureWidth + k]; }
+
+  int add(int kind, double extent, double bytes, double unit_stride) {
+    const int v = static_cast<int>(tree_.kinds.size());
+    tree_.kinds.push_back(kind);
+    tree_.feats.resize(tree_.feats.size() + kAstFeatureWidth, 0.0f);
+    extent_.push_back(extent > 0 ? extent : 1);
+    feat(v, kAstLogExtent) = static_cast<float>(std::log2(1 + extent));
+    feat(v, kAstDepth) = static_cast<float>(stack_.size());
+    feat(v, kAstLogTrips) = static_cast<float>(std::log2(1 + trips_));
+    feat(v, kAstBytes) = static_cast<float>(bytes);
+    feat(v, kAstUnitStride) = static_cast<float>(unit_stride);
+    if (kind == kAstAllocate) feat(v, kAstLogFootprint) = static_cast<float>(std::log2(1 + bytes));
+    if (!stack_.empty()) {
+      tree_.edges.push_back(stack_.back());
+      tree_.edges.push_back(v);
+    }
+    return v;
+  }
+  // Adds a node and visits the IR node's children below it (or, past the size cap, visits
+  // nothing more).
+  template <typename Node>
+  void nest(const Node* op, int kind, double extent = 0, double bytes = 0, double unit = 0) {
+    if (static_cast<int>(tree_.kinds.size()) >= max_nodes_) return;
+    stack_.push_back(add(kind, extent, bytes, unit));
+    const double saved = trips_;
+    if (extent > 0) trips_ *= extent;
+    IRVisitor::visit(op);
+    trips_ = saved;
+    stack_.pop_back();
+  }
+  static double unit_stride(const Expr& index) {
+    if (const auto* r = index.as<Internal::Ramp>()) {
+      const int64_t* s = Internal::as_const_int(r->stride);
+      return s != nullptr && *s == 1 ? 1.0 : 0.0;
+    }
+    return 0.0;
+  }
+  static double access_bytes(Type t) { return static_cast<double>(t.bytes()) * t.lanes(); }
+
+  void visit(const Internal::For* op) override {
+    int kind = kAstOther;
+    switch (op->for_type) {
+      case Internal::ForType::Serial:
+        kind = kAstForSerial;
+        break;
+      case Internal::ForType::Parallel:
+        kind = kAstForParallel;
+        break;
+      case Internal::ForType::Vectorized:
+        kind = kAstForVectorized;
+        break;
+      case Internal::ForType::Unrolled:
+        kind = kAstForUnrolled;
+        break;
+      default:
+        break;
+    }
+    const int64_t* e = Internal::as_const_int(Internal::simplify(op->extent));
+    nest(op, kind, e != nullptr ? static_cast<double>(*e) : 1.0);
+  }
+  void visit(const Internal::Store* op) override {
+    nest(op, kAstStore, 0, access_bytes(op->value.type()), unit_stride(op->index));
+  }
+  void visit(const Internal::Load* op) override {
+    nest(op, kAstLoad, 0, access_bytes(op->type), unit_stride(op->index));
+  }
+  void visit(const Internal::Allocate* op) override {
+    double bytes = static_cast<double>(op->type.bytes());
+    for (const Expr& e : op->extents) {
+      const int64_t* c = Internal::as_const_int(e);
+      bytes *= c != nullptr ? static_cast<double>(*c) : 1.0;
+    }
+    nest(op, kAstAllocate, 0, bytes);
+  }
+  void visit(const Internal::ProducerConsumer* op) override { nest(op, kAstBlock); }
+  // Arithmetic on values (float), not on indices: the computation itself.
+  template <typename Node>
+  void arith(const Node* op, int kind) {
+    if (op->type.is_float()) {
+      nest(op, kind);
+    } else {
+      IRVisitor::visit(op);
+    }
+  }
+  void visit(const Internal::Add* op) override { arith(op, kAstAdd); }
+  void visit(const Internal::Sub* op) override { arith(op, kAstAdd); }
+  void visit(const Internal::Mul* op) override { arith(op, kAstMul); }
+  void visit(const Internal::Div* op) override { arith(op, kAstMul); }
+  void visit(const Internal::Min* op) override { arith(op, kAstMinMax); }
+  void visit(const Internal::Max* op) override { arith(op, kAstMinMax); }
+  void visit(const Internal::Select* op) override { arith(op, kAstSelect); }
+  void visit(const Internal::Call* op) override {
+    if (op->name == "halide_do_par_for" && op->args.size() >= 3) {
+      const auto it = closures_.find(closure_name(op->args[0]));
+      if (it != closures_.end() && static_cast<int>(tree_.kinds.size()) < max_nodes_) {
+        const int64_t* e = Internal::as_const_int(Internal::simplify(op->args[2]));
+        const double extent = e != nullptr ? static_cast<double>(*e) : 1.0;
+        stack_.push_back(add(kAstForParallel, extent, 0, 0));
+        const double saved = trips_;
+        trips_ *= extent;
+        it->second.accept(this);
+        trips_ = saved;
+        stack_.pop_back();
+        return;
+      }
+    }
+    arith(op, kAstCall);
+  }
+  // The closure a task call names: the first variable or call name under its casts.
+  static std::string closure_name(const Expr& e) {
+    std::string name;
+    if (const auto* v = e.as<Internal::Variable>()) name = v->name;
+    if (const auto* c = e.as<Internal::Call>()) {
+      name = c->args.empty() ? c->name : closure_name(c->args[0]);
+      if (name.empty()) name = c->name;
+    }
+    if (const auto* c = e.as<Internal::Cast>()) name = closure_name(c->value);
+    while (!name.empty() && name[0] == ':') name.erase(0, 1);
+    return name;
+  }
+  void visit(const Internal::IfThenElse* op) override { nest(op, kAstSelect); }
+
+  int max_nodes_;
+  std::map<std::string, Internal::Stmt> closures_;
+  AstTree tree_;
+  std::vector<int> stack_;
+  std::vector<double> extent_;
+  double trips_ = 1;
+};
+
+}  // namespace
+
+AstTree lower_ast(const Program& program, const Schedule& s, int max_nodes) {
+  try {
+    apply_schedule(program, s);
+    Pipeline pipeline(program.impl().outputs);
+    const Module m =
+        pipeline.compile_to_module(pipeline.infer_arguments(), "tcost_program", jit_target());
+    std::map<std::string, Internal::Stmt> closures;
+    for (const auto& fn : m.functions()) {
+      if (fn.name != "tcost_program") closures[fn.name] = fn.body;
+    }
+    for (const auto& fn : m.functions()) {
+      if (fn.name != "tcost_program") continue;
+      TreeBuilder tb(max_nodes, closures);
+      fn.body.accept(&tb);
+      return tb.finish();
+    }
+    throw InternalError("lowering produced no function");
+  } catch (const Halide::Error& e) {
+    throw InputError(fmt::format("{}: Halide rejected the schedule: {}", program.name(), e.what()));
+  }
+}
+
+}  // namespace tcost::halide

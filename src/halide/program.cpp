@@ -1,0 +1,890 @@
+// Programs from Halide pipelines: the description derived from the IR, schedules applied in
+// place, JIT builds and runs. Map:
+//   DagWalker / collect_env      - the Function DAG of the outputs and the inputs it reads.
+//   estimates_map                - scalar and buffer parameters' estimates, as substitutions.
+//   infer_regions                - each node's region by bounds inference from the outputs'
+//                                  estimates (consumers first, as Halide's bounds inference).
+//   OpCounter / access_facts     - operation counts by kind; stencil windows and strides.
+//   classify                     - the HLO opcode class of a stage, from its definitions.
+//   make_program                 - all of the above into a Program.
+//   apply_schedule / build / run_output.
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <optional>
+#include <random>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "core/opcodes.h"
+#include "halide/program_halide.h"
+
+namespace tcost::halide {
+
+using namespace Halide;
+using Internal::Call;
+using Internal::Function;
+using Internal::Interval;
+using Internal::Scope;
+
+const char* op_kind_name(int kind) {
+  static const char* kNames[kNumOpKinds] = {"add",        "mul",        "div",           "minmax",
+                                            "compare",    "select",     "math",          "cast",
+                                            "load_stage", "load_input", "load_indirect", "bitwise"};
+  return kind >= 0 && kind < kNumOpKinds ? kNames[kind] : "?";
+}
+
+std::vector<int> ProgramInfo::stages() const {
+  std::vector<int> out;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (!nodes[i].is_input) out.push_back(static_cast<int>(i));
+  }
+  return out;
+}
+
+std::vector<int> ProgramInfo::outputs() const {
+  std::vector<int> out;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (nodes[i].is_output) out.push_back(static_cast<int>(i));
+  }
+  return out;
+}
+
+int ProgramInfo::output() const {
+  const auto o = outputs();
+  return o.empty() ? static_cast<int>(nodes.size()) - 1 : o.back();
+}
+
+std::vector<int> ProgramInfo::consumers(int v) const {
+  std::vector<int> out;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (std::find(nodes[i].producers.begin(), nodes[i].producers.end(), v) !=
+        nodes[i].producers.end())
+      out.push_back(static_cast<int>(i));
+  }
+  return out;
+}
+
+Program::Program(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+const ProgramInfo& Program::info() const { return impl_->info; }
+
+namespace {
+
+bool is_load(const Call* c) {
+  return c != nullptr && (c->call_type == Call::Halide || c->call_type == Call::Image);
+}
+
+// The names of the stages and inputs an expression reads.
+class LoadFinder : public Internal::IRVisitor {
+ public:
+  std::set<std::string> names;
+
+ private:
+  using IRVisitor::visit;
+  void visit(const Call* op) override {
+    if (is_load(op)) names.insert(op->name);
+    IRVisitor::visit(op);
+  }
+};
+
+std::set<std::string> loads_in(const Expr& e) {
+  LoadFinder f;
+  e.accept(&f);
+  return f.names;
+}
+
+// Every expression of a definition: values, left-hand-side arguments, predicate, and the
+// bounds of its reduction domain.
+std::vector<Expr> definition_exprs(const Internal::Definition& d) {
+  std::vector<Expr> out = d.values();
+  for (const Expr& a : d.args()) out.push_back(a);
+  if (d.predicate().defined()) out.push_back(d.predicate());
+  for (const auto& rv : d.schedule().rvars()) {
+    out.push_back(rv.min);
+    out.push_back(rv.extent);
+  }
+  return out;
+}
+
+std::vector<const Internal::Definition*> definitions(const Function& f) {
+  std::vector<const Internal::Definition*> out = {&f.definition()};
+  for (const auto& u : f.updates()) out.push_back(&u);
+  return out;
+}
+
+// The inputs and parameters an expression reads.
+class InputFinder : public Internal::IRGraphVisitor {
+ public:
+  std::vector<std::string> images;  // in order of first read
+  std::map<std::string, Internal::Parameter> image_params, scalar_params;
+  std::map<std::string, Buffer<>> buffers;
+
+ private:
+  using IRGraphVisitor::visit;
+  void visit(const Call* op) override {
+    if (op->call_type == Call::Image) {
+      if (std::find(images.begin(), images.end(), op->name) == images.end())
+        images.push_back(op->name);
+      if (op->param.defined()) image_params[op->name] = op->param;
+      if (op->image.defined()) buffers[op->name] = op->image;
+    }
+    IRGraphVisitor::visit(op);
+  }
+  void visit(const Internal::Variable* op) override {
+    if (op->param.defined()) {
+      (op->param.is_buffer() ? image_params : scalar_params)[op->param.name()] = op->param;
+    }
+  }
+};
+
+// Substitutions for every parameter the pipeline reads: scalar params by their estimates,
+// buffer params' min/extent by their dimension estimates, concrete buffers by their shape.
+std::map<std::string, Expr> estimates_map(const InputFinder& in) {
+  std::map<std::string, Expr> m;
+  for (const auto& [name, p] : in.scalar_params) {
+    if (p.estimate().defined()) m[name] = p.estimate();
+  }
+  for (const auto& [name, p] : in.image_params) {
+    for (int d = 0; d < p.dimensions(); ++d) {
+      if (p.min_constraint_estimate(d).defined())
+        m[fmt::format("{}.min.{}", name, d)] = p.min_constraint_estimate(d);
+      if (p.extent_constraint_estimate(d).defined())
+        m[fmt::format("{}.extent.{}", name, d)] = p.extent_constraint_estimate(d);
+    }
+  }
+  for (const auto& [name, b] : in.buffers) {
+    for (int d = 0; d < b.dimensions(); ++d) {
+      m[fmt::format("{}.min.{}", name, d)] = b.dim(d).min();
+      m[fmt::format("{}.extent.{}", name, d)] = b.dim(d).extent();
+      m[fmt::format("{}.stride.{}", name, d)] = b.dim(d).stride();
+    }
+  }
+  return m;
+}
+
+std::string to_text(const Expr& e) {
+  std::ostringstream out;
+  out << e;
+  return out.str();
+}
+
+int64_t const_value(const Expr& e, const std::map<std::string, Expr>& params,
+                    const std::string& what) {
+  if (!e.defined()) throw InputError(fmt::format("{}: unbounded", what));
+  const Expr s = Internal::simplify(Internal::substitute(params, e));
+  if (const int64_t* v = Internal::as_const_int(s)) return *v;
+  if (const uint64_t* v = Internal::as_const_uint(s)) return static_cast<int64_t>(*v);
+  throw InputError(fmt::format(
+      "{}: not a constant ({}); give every input, output and scalar parameter an estimate", what,
+      to_text(s)));
+}
+
+using Region = std::vector<std::pair<int64_t, int64_t>>;  // (min, max) per dimension
+
+void push_region(const Function& f, const Region& r, Scope<Interval>& s) {
+  for (size_t k = 0; k < f.args().size() && k < r.size(); ++k)
+    s.push(f.args()[k],
+           Interval(Expr(static_cast<int>(r[k].first)), Expr(static_cast<int>(r[k].second))));
+}
+
+// Boxes of every callee over one definition of f, with the pure variables ranging over `scope`
+// (single points, or the whole region) and reduction variables over their domains.
+std::map<std::string, Internal::Box> callee_boxes(const Function& f, const Internal::Definition& d,
+                                                  const Scope<Interval>& outer,
+                                                  const std::map<std::string, Expr>& params) {
+  Scope<Interval> scope;
+  scope.set_containing_scope(&outer);
+  for (const auto& rv : d.schedule().rvars()) {
+    const Expr lo = Internal::simplify(Internal::substitute(params, rv.min));
+    const Expr hi = Internal::simplify(Internal::substitute(params, rv.min + rv.extent - 1));
+    scope.push(rv.var, Interval(lo, hi));
+  }
+  std::map<std::string, Internal::Box> out;
+  for (const Expr& e : definition_exprs(d)) {
+    for (auto& [name, box] : Internal::boxes_required(Internal::substitute(params, e), scope)) {
+      if (name == f.name()) continue;
+      auto it = out.find(name);
+      out[name] = it == out.end() ? box : Internal::box_union(it->second, box);
+    }
+  }
+  return out;
+}
+
+// Counts operations by kind, and notes callees read through an index that depends on a load.
+class OpCounter : public Internal::IRGraphVisitor {
+ public:
+  explicit OpCounter(double weight) : weight_(weight) {}
+  std::array<double, kNumOpKinds> ops{};
+  std::set<std::string> indirect;  // callees read indirectly
+  std::vector<std::string> math;   // math calls by name, e.g. "exp_f32"
+  bool top_multiply_of_loads = false;
+  void count(const Expr& e) { e.accept(this); }
+
+ private:
+  using IRGraphVisitor::include;
+  // Counts every occurrence (IRGraphVisitor would visit a shared subexpression once).
+  void include(const Expr& e) override { e.accept(this); }
+  void add(int kind) { ops[kind] += weight_; }
+  void visit(const Internal::Add* op) override { add(kOpAdd), IRGraphVisitor::visit(op); }
+  void visit(const Internal::Sub* op) override { add(kOpAdd), IRGraphVisitor::visit(op); }
+  void visit(const Internal::Mul* op) override { add(kOpMul), IRGraphVisitor::visit(op); }
+  void visit(const Internal::Div* op) override { add(kOpDiv), IRGraphVisitor::visit(op); }
+  void visit(const Internal::Mod* op) override { add(kOpDiv), IRGraphVisitor::visit(op); }
+  void visit(const Internal::Min* op) override { add(kOpMinMax), IRGraphVisitor::visit(op); }
+  void visit(const Internal::Max* op) override { add(kOpMinMax), IRGraphVisitor::visit(op); }
+  void visit(const Internal::EQ* op) override { add(kOpCompare), IRGraphVisitor::visit(op); }
+  void visit(const Internal::NE* op) override { add(kOpCompare), IRGraphVisitor::visit(op); }
+  void visit(const Internal::LT* op) override { add(kOpCompare), IRGraphVisitor::visit(op); }
+  void visit(const Internal::LE* op) override { add(kOpCompare), IRGraphVisitor::visit(op); }
+  void visit(const Internal::GT* op) override { add(kOpCompare), IRGraphVisitor::visit(op); }
+  void visit(const Internal::GE* op) override { add(kOpCompare), IRGraphVisitor::visit(op); }
+  void visit(const Internal::And* op) override { add(kOpCompare), IRGraphVisitor::visit(op); }
+  void visit(const Internal::Or* op) override { add(kOpCompare), IRGraphVisitor::visit(op); }
+  void visit(const Internal::Not* op) override { add(kOpCompare), IRGraphVisitor::visit(op); }
+  void visit(const Internal::Select* op) override { add(kOpSelect), IRGraphVisitor::visit(op); }
+  void visit(const Internal::Cast* op) override { add(kOpCast), IRGraphVisitor::visit(op); }
+  void visit(const Call* op) override {
+    if (is_load(op)) {
+      bool indirect = false;
+      for (const Expr& a : op->args) indirect = indirect || contains_load(a);
+      add(indirect ? kOpLoadIndirect : op->call_type == Call::Image ? kOpLoadInput : kOpLoadFunc);
+      if (indirect) this->indirect.insert(op->name);
+    } else if (op->call_type == Call::PureExtern || op->call_type == Call::Extern) {
+      add(kOpTranscendental);
+      math.push_back(op->name);
+    } else if (op->is_intrinsic(Call::shift_left) || op->is_intrinsic(Call::shift_right) ||
+               op->is_intrinsic(Call::bitwise_and) || op->is_intrinsic(Call::bitwise_or) ||
+               op->is_intrinsic(Call::bitwise_xor) || op->is_intrinsic(Call::bitwise_not)) {
+      add(kOpBitwise);
+    }
+    IRGraphVisitor::visit(op);
+  }
+  static bool contains_load(const Expr& e) { return !loads_in(e).empty(); }
+  double weight_;
+};
+
+// The opcode class of a stage, from the shape of its definitions and what it reads.
+int classify(const Function& f, const NodeInfo& n, const OpCounter& ops, bool spatial_producer) {
+  const auto has_math = [&](const char* prefix) {
+    for (const auto& m : ops.math) {
+      if (m.rfind(prefix, 0) == 0) return true;
+    }
+    return false;
+  };
+  if (f.has_update_definition()) {
+    Expr v = f.updates().back().values()[0];
+    while (const auto* let = v.as<Internal::Let>()) v = let->body;
+    if (!n.update_over_pure) {
+      return ops.ops[kOpLoadIndirect] > 0 || !ops.indirect.empty() ? op::kScatter
+                                                                   : op::kReduceWindow;
+    }
+    // A multiply-accumulate of two loads: a dot product, or a convolution when one producer
+    // is read over the stage's two innermost (spatial) dimensions.
+    const auto* add = v.as<Internal::Add>();
+    if (add != nullptr && (add->b.as<Internal::Mul>() || add->a.as<Internal::Mul>()) &&
+        ops.ops[kOpLoadFunc] + ops.ops[kOpLoadInput] >= 2)
+      return spatial_producer || n.window > 1 ? op::kConvolution : op::kDot;
+    return n.window > 1 ? op::kReduceWindow : op::kReduce;
+  }
+  if (ops.ops[kOpLoadIndirect] > 0) return op::kGather;
+  if (has_math("exp")) return op::kExponential;
+  if (has_math("tanh")) return op::kTanh;
+  if (has_math("pow")) return op::kPower;
+  if (has_math("log")) return op::kLog;
+  if (n.stride > 0 && n.stride < 1) return op::kBroadcast;  // upsampling
+  Expr v = f.definition().values()[0];
+  while (const auto* let = v.as<Internal::Let>()) v = let->body;  // definitions may be CSE'd
+  if (n.window > 1) {
+    if (v.as<Internal::Max>()) return op::kMaximum;
+    if (v.as<Internal::Min>()) return op::kMinimum;
+    return ops.ops[kOpMul] > 0 ? op::kConvolution : op::kReduceWindow;
+  }
+  if (const auto* mx = v.as<Internal::Max>(); mx != nullptr && mx->a.as<Internal::Min>())
+    return op::kClamp;
+  if (const auto* mn = v.as<Internal::Min>(); mn != nullptr && mn->a.as<Internal::Max>())
+    return op::kClamp;
+  if (has_math("sqrt")) return op::kSqrt;
+  if (v.as<Internal::Add>()) return op::kAdd;
+  if (v.as<Internal::Sub>()) return op::kSubtract;
+  if (v.as<Internal::Mul>()) return op::kMultiply;
+  if (v.as<Internal::Div>()) return op::kDivide;
+  if (v.as<Internal::Max>()) return op::kMaximum;
+  if (v.as<Internal::Min>()) return op::kMinimum;
+  if (v.as<Internal::Select>()) return op::kSelect;
+  if (v.as<Internal::Cast>()) return op::kConvert;
+  if (const Call* c = v.as<Call>(); is_load(c)) return op::kCopy;
+  return op::kFusion;
+}
+
+std::string type_name(Type t) {
+  if (t.is_bool()) return "bool";
+  if (t.is_float()) return fmt::format("float{}", t.bits());
+  return fmt::format("{}int{}", t.is_uint() ? "u" : "", t.bits());
+}
+
+// Window and stride of f's accesses to its producers along its pure dimensions: per producer
+// dimension whose index moves with a pure variable of f (a direct read), the access width at
+// single points of f's region and the step per unit of that variable.
+void access_facts(const Function& f, const Region& region, const std::set<std::string>& indirect,
+                  const std::map<std::string, Expr>& params, NodeInfo& n, bool& spatial) {
+  const auto& args = f.args();
+  const auto at = [&](const std::vector<int64_t>& point) {
+    Scope<Interval> s;
+    for (size_t k = 0; k < args.size(); ++k)
+      s.push(args[k], Interval::single_point(Expr(static_cast<int>(point[k]))));
+    std::map<std::string, Internal::Box> all;
+    for (const auto* d : definitions(f)) {
+      for (auto& [name, box] : callee_boxes(f, *d, s, params)) {
+        auto it = all.find(name);
+        all[name] = it == all.end() ? box : Internal::box_union(it->second, box);
+      }
+    }
+    return all;
+  };
+  std::vector<int64_t> mid(args.size());
+  for (size_t k = 0; k < args.size(); ++k)
+    mid[k] = region[k].first + (region[k].second - region[k].first) / 2;
+  const auto base = at(mid);
+  const auto value = [&](const Expr& e) -> std::optional<int64_t> {
+    if (!e.defined()) return std::nullopt;
+    const Expr s = Internal::simplify(e);
+    if (const int64_t* v = Internal::as_const_int(s)) return *v;
+    return std::nullopt;
+  };
+  constexpr int kShift = 4;
+  // Per pure dimension k of f (x, y): the widest direct access that moves with it.
+  int widths[2] = {1, 1};
+  double stride = 0;
+  for (size_t k = 0; k < args.size() && k < 2; ++k) {
+    std::vector<int64_t> moved = mid, next = mid;
+    moved[k] += kShift;
+    next[k] += 1;  // upsampling reads one or two points depending on parity
+    const auto shifted = at(moved), neighbour = at(next);
+    for (const auto& [name, box] : base) {
+      if (indirect.count(name) || !shifted.count(name) || !neighbour.count(name)) continue;
+      for (size_t d = 0; d < box.size(); ++d) {
+        const auto lo = value(box[d].min), hi = value(box[d].max);
+        const auto lo2 = value(shifted.at(name)[d].min);
+        const auto l = value(neighbour.at(name)[d].min), h = value(neighbour.at(name)[d].max);
+        if (!lo || !hi || !lo2 || !l || !h || *lo2 == *lo) continue;
+        const int w = static_cast<int>(std::max(*hi - *lo, *h - *l) + 1);
+        if (w > widths[k] || (w == widths[k] && stride == 0)) {
+          widths[k] = w;
+          stride = static_cast<double>(*lo2 - *lo) / kShift;
+        }
+      }
+    }
+  }
+  const int window = std::max(widths[0], widths[1]);
+  // A producer read over both of f's innermost dimensions, at the same positions (images).
+  if (args.size() >= 3) {
+    std::vector<int64_t> mx = mid, my = mid;
+    mx[0] += kShift;
+    my[1] += kShift;
+    const auto bx = at(mx), by = at(my);
+    for (const auto& [name, box] : base) {
+      if (indirect.count(name) || box.size() < 2 || !bx.count(name) || !by.count(name)) continue;
+      const auto x0 = value(box[0].min), x1 = value(bx.at(name)[0].min);
+      const auto y0 = value(box[1].min), y1 = value(by.at(name)[1].min);
+      if (x0 && x1 && y0 && y1 && *x1 != *x0 && *y1 != *y0) spatial = true;
+    }
+  }
+  n.window = window > 1 ? window : 0;
+  n.stride = window > 1 ? stride : 0;
+  // A stencil: its window area stands for the reduction.
+  if (!f.has_update_definition() && window > 1) n.reduction = int64_t{widths[0]} * widths[1];
+}
+
+}  // namespace
+
+void Program::Impl::reset_schedules() {
+  std::map<Internal::FunctionPtr, Internal::FunctionPtr> same;
+  for (const Function& f : functions) {
+    if (f.get_contents().defined()) same[f.get_contents()] = f.get_contents();
+  }
+  for (size_t i = 0; i < functions.size(); ++i) {
+    Function f = functions[i];
+    if (!f.get_contents().defined()) continue;
+    f.schedule() = saved_func[i].deep_copy(same);
+    f.definition().schedule() = saved_stage[i][0].get_copy();
+    for (size_t u = 0; u < f.updates().size(); ++u)
+      f.update(static_cast<int>(u)).schedule() = saved_stage[i][u + 1].get_copy();
+  }
+}
+
+Target jit_target() {
+  // Halide's own autotuning loop disables LLVM's loop passes: compiling is faster and the code
+  // as fast (measured on this project's machine, see REFERENCE.md). Bounds asserts are off in
+  // measurements; TCOST_HALIDE_ASSERTS=1 turns them on, to find out-of-bounds accesses.
+  Target t = get_jit_target_from_environment()
+                 .without_feature(Target::AVX512_SapphireRapids)
+                 .with_feature(Target::DisableLLVMLoopOpt);
+  const char* asserts = std::getenv("TCOST_HALIDE_ASSERTS");
+  if (asserts == nullptr || std::string(asserts) != "1") t = t.with_feature(Target::NoAsserts);
+  return t;
+}
+
+std::string jit_target_name() { return jit_target().to_string(); }
+
+Program make_program(const PipelineSource& src) {
+  if (src.outputs.empty()) throw InputError(fmt::format("{}: a program needs an output", src.name));
+  auto impl = std::make_shared<Program::Impl>();
+  ProgramInfo& info = impl->info;
+  info.instance = src.name;
+  info.family = src.family.empty() ? src.name : src.family;
+  info.single_kernel = src.single_kernel;
+  impl->outputs = src.outputs;
+  impl->buffers = src.buffers;
+  impl->seed = src.seed;
+  impl->fill = src.fill;
+  impl->bound_outputs = src.bound_outputs;
+  std::vector<Function> outs;
+  for (const Func& f : src.outputs) outs.push_back(f.function());
+  std::map<std::string, Function> env = Internal::build_environment(outs);
+  for (const auto& [name, f] : env) {
+    if (f.has_extern_definition())
+      throw InputError(
+          fmt::format("{}: stage '{}' is an extern stage, which tcost cannot "
+                      "schedule",
+                      src.name, name));
+  }
+  const std::vector<std::string> order = Internal::topological_order(outs, env);
+  // Inputs, in order of first read, then the stages.
+  InputFinder inputs;
+  for (const auto& name : order) {
+    for (const auto* d : definitions(env.at(name))) {
+      for (const Expr& e : definition_exprs(*d)) e.accept(&inputs);
+    }
+  }
+  impl->image_params = inputs.image_params;
+  impl->scalar_params = inputs.scalar_params;
+  for (const auto& [name, p] : inputs.scalar_params) {
+    if (!p.estimate().defined())
+      throw InputError(
+          fmt::format("{}: scalar parameter '{}' has no estimate (set_estimate)", src.name, name));
+  }
+  const std::map<std::string, Expr> params = estimates_map(inputs);
+  std::map<std::string, int> id;
+  for (const auto& name : inputs.images) {
+    id[name] = static_cast<int>(info.nodes.size());
+    NodeInfo n;
+    n.name = name;
+    n.opcode = op::kParameter;
+    n.is_input = true;
+    info.nodes.push_back(n);
+    impl->functions.emplace_back();
+  }
+  for (const auto& name : order) {
+    id[name] = static_cast<int>(info.nodes.size());
+    NodeInfo n;
+    // Halide makes a repeated Func name unique ("scores$1"): the node keeps the given name.
+    n.name = name.substr(0, name.find('$'));
+    info.nodes.push_back(n);
+    impl->functions.push_back(env.at(name));
+  }
+  // Types of inputs.
+  for (const auto& name : inputs.images) {
+    NodeInfo& n = info.nodes[id[name]];
+    if (inputs.buffers.count(name)) n.type = type_name(inputs.buffers.at(name).type());
+    if (inputs.image_params.count(name)) n.type = type_name(inputs.image_params.at(name).type());
+  }
+  // Regions: outputs from their estimates, then consumers before producers.
+  std::map<std::string, Region> region;
+  for (const Func& f : src.outputs) {
+    const Function fn = f.function();
+    Region r(fn.args().size(), {0, -1});
+    std::vector<bool> seen(fn.args().size(), false);
+    for (const auto& b : fn.schedule().estimates()) {
+      const auto it = std::find(fn.args().begin(), fn.args().end(), b.var);
+      if (it == fn.args().end()) continue;
+      const size_t k = static_cast<size_t>(it - fn.args().begin());
+      const std::string what =
+          fmt::format("{}: the estimate of output '{}' in {}", src.name, fn.name(), b.var);
+      const int64_t lo = const_value(b.min, params, what);
+      r[k] = {lo, lo + const_value(b.extent, params, what) - 1};
+      seen[k] = true;
+    }
+    for (size_t k = 0; k < seen.size(); ++k) {
+      if (!seen[k])
+        throw InputError(
+            fmt::format("{}: output '{}' has no estimate for dimension {} ({}); "
+                        "call set_estimate on it",
+                        src.name, fn.name(), k, fn.args()[k]));
+    }
+    region[fn.name()] = r;
+    info.nodes[id[fn.name()]].is_output = true;
+    impl->output_regions.emplace_back();
+    for (const auto& [lo, hi] : r) impl->output_regions.back().push_back({lo, hi - lo + 1});
+  }
+  std::map<std::string, std::set<std::string>> indirect_of;
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const Function& f = env.at(*it);
+    if (!region.count(*it)) {
+      throw InternalError(fmt::format("{}: stage '{}' is read by nothing", src.name, *it));
+    }
+    const Region& r = region.at(*it);
+    for (const auto* d : definitions(f)) {
+      Scope<Interval> scope;
+      push_region(f, r, scope);
+      for (const auto& [callee, box] : callee_boxes(f, *d, scope, params)) {
+        Region cr(box.size());
+        for (size_t k = 0; k < box.size(); ++k) {
+          const std::string what = fmt::format("{}: the region of '{}' (dimension {}) read by '{}'",
+                                               src.name, callee, k, f.name());
+          cr[k] = {const_value(box[k].min, params, what), const_value(box[k].max, params, what)};
+        }
+        auto [at, fresh] = region.emplace(callee, cr);
+        if (!fresh) {
+          for (size_t k = 0; k < cr.size() && k < at->second.size(); ++k) {
+            at->second[k].first = std::min(at->second[k].first, cr[k].first);
+            at->second[k].second = std::max(at->second[k].second, cr[k].second);
+          }
+        }
+      }
+    }
+  }
+  // Per node: extents, producers; per stage: definitions' facts.
+  for (size_t v = 0; v < info.nodes.size(); ++v) {
+    NodeInfo& n = info.nodes[v];
+    const Region& r = region.at(n.is_input ? n.name : impl->functions[v].name());
+    for (const auto& [lo, hi] : r) n.dims.push_back(hi - lo + 1);
+    if (n.is_input) {
+      impl->input_regions[static_cast<int>(v)] = {};
+      for (const auto& [lo, hi] : r)
+        impl->input_regions[static_cast<int>(v)].push_back({lo, hi - lo + 1});
+      continue;
+    }
+    const Function& f = impl->functions[v];
+    n.type = type_name(f.output_types()[0]);
+    n.values = static_cast<int>(f.outputs());
+    n.has_update = f.has_update_definition();
+    double points = 1;
+    for (int64_t d : n.dims) points *= static_cast<double>(d);
+    std::set<std::string> callees;
+    OpCounter total(1.0);
+    for (size_t u = 0; u < f.updates().size(); ++u) {
+      const auto& def = f.updates()[u];
+      for (size_t k = 0; k < def.args().size(); ++k) {
+        const auto* var = def.args()[k].as<Internal::Variable>();
+        if (var == nullptr || var->name != f.args()[k]) n.update_over_pure = false;
+      }
+    }
+    std::vector<OpCounter> counters;
+    for (const auto* d : definitions(f)) {
+      double volume = 1;
+      for (const auto& rv : d->schedule().rvars()) {
+        volume *= static_cast<double>(
+            const_value(rv.extent, params, fmt::format("{}: the extent of {}", n.name, rv.var)));
+      }
+      const bool is_update = d != &f.definition();
+      if (is_update) n.reduction += static_cast<int64_t>(volume);
+      const double weight = !is_update ? 1.0 : n.update_over_pure ? volume : volume / points;
+      OpCounter c(weight);
+      for (const Expr& e : d->values()) c.count(e);
+      if (is_update) {
+        for (const Expr& e : d->args()) c.count(e);
+      }
+      if (d->predicate().defined()) c.count(d->predicate());
+      for (int k = 0; k < kNumOpKinds; ++k) total.ops[k] += c.ops[k];
+      total.indirect.insert(c.indirect.begin(), c.indirect.end());
+      total.math.insert(total.math.end(), c.math.begin(), c.math.end());
+      for (const Expr& e : definition_exprs(*d)) {
+        for (const auto& name : loads_in(e)) {
+          if (name != f.name()) callees.insert(name);
+        }
+      }
+    }
+    for (const auto& c : callees) n.producers.push_back(id.at(c));
+    std::sort(n.producers.begin(), n.producers.end());
+    n.ops = total.ops;
+    bool spatial = false;
+    access_facts(f, r, total.indirect, params, n, spatial);
+    n.opcode = classify(f, n, total, spatial);
+  }
+  // The schedules every Func has now: apply_schedule starts from them.
+  if (src.bound_outputs) {
+    for (size_t i = 0; i < src.outputs.size(); ++i) {
+      Func out = src.outputs[i];
+      const auto& r = impl->output_regions[i];
+      const std::vector<Var> args = out.args();
+      for (size_t k = 0; k < args.size(); ++k)
+        out.bound(args[k], static_cast<int>(r[k].first), static_cast<int>(r[k].second));
+    }
+  }
+  for (const Function& f : impl->functions) {
+    if (!f.get_contents().defined()) {
+      impl->saved_func.emplace_back();
+      impl->saved_stage.emplace_back();
+      continue;
+    }
+    std::map<Internal::FunctionPtr, Internal::FunctionPtr> same;
+    for (const Function& g : impl->functions) {
+      if (g.get_contents().defined()) same[g.get_contents()] = g.get_contents();
+    }
+    impl->saved_func.push_back(f.schedule().deep_copy(same));
+    impl->saved_stage.push_back({f.definition().schedule().get_copy()});
+    for (const auto& u : f.updates()) impl->saved_stage.back().push_back(u.schedule().get_copy());
+  }
+  return Program(impl);
+}
+
+void Program::Impl::bind_inputs() {
+  if (inputs_bound) return;
+  inputs_bound = true;
+  if (fill) fill();
+  std::mt19937 rng(static_cast<uint32_t>(seed));
+  for (auto& [name, p] : image_params) {
+    // A buffer over the region read, with slack (see zoo.h), of seeded values in [0, 1) for
+    // floats and over the whole range for integers below 32 bits.
+    int v = -1;
+    for (size_t i = 0; i < info.nodes.size(); ++i) {
+      if (info.nodes[i].name == name) v = static_cast<int>(i);
+    }
+    TCOST_CHECK(v >= 0, "input {} has no node", name);
+    const auto& r = input_regions.at(v);
+    std::vector<int> sizes;
+    for (size_t k = 0; k < r.size(); ++k)
+      sizes.push_back(static_cast<int>(r[k].second) + (k == 0 ? 64 : k == 1 ? 32 : 0));
+    Buffer<> b(p.type(), sizes, name);
+    for (size_t k = 0; k < r.size(); ++k)
+      b.translate(static_cast<int>(k), static_cast<int>(r[k].first) - (k == 1 ? 16 : 0));
+    fill_random(b, rng);
+    p.set_buffer(b);
+    buffers.push_back(b);
+  }
+  for (auto& [name, p] : scalar_params) {
+    const Expr e = Internal::simplify(cast(p.type(), p.estimate()));
+    halide_scalar_value_t value{};
+    const Type t = p.type();
+    if (const double* f = Internal::as_const_float(e)) {
+      if (t.bits() == 64)
+        value.u.f64 = *f;
+      else
+        value.u.f32 = static_cast<float>(*f);
+    } else if (const int64_t* i = Internal::as_const_int(e)) {
+      value.u.i64 = *i;  // little-endian: the low bytes hold the narrower types
+    } else if (const uint64_t* u = Internal::as_const_uint(e)) {
+      value.u.u64 = *u;
+    } else {
+      throw InputError(
+          fmt::format("{}: the estimate of parameter '{}' is not a constant", info.instance, name));
+    }
+    if (t.is_bool()) value.u.b = value.u.u64 != 0;
+    p.set_scalar(t, value);
+  }
+}
+
+void fill_random(Buffer<>& b, std::mt19937& rng) {
+  const Type t = b.type();
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  const auto draw = [&]() -> double {
+    if (t.is_float()) return unit(rng);
+    if (t.is_bool()) return static_cast<double>(rng() & 1);
+    const int bits = std::min(t.bits(), 16);
+    return static_cast<double>(rng() % (uint64_t{1} << bits));
+  };
+  // Buffers made here are dense: every element lies in [data, data + elements * bytes).
+  auto* base = static_cast<uint8_t*>(b.data());
+  const size_t n = b.number_of_elements(), bytes = static_cast<size_t>(t.bytes());
+  for (size_t i = 0; i < n; ++i) {
+    void* a = base + i * bytes;
+    const double v = draw();
+    if (t == Float(32))
+      *static_cast<float*>(a) = static_cast<float>(v);
+    else if (t == Float(64))
+      *static_cast<double*>(a) = v;
+    else if (t.bits() == 8)
+      *static_cast<uint8_t*>(a) = static_cast<uint8_t>(v);
+    else if (t.bits() == 16)
+      *static_cast<uint16_t*>(a) = static_cast<uint16_t>(v);
+    else if (t.bits() == 32)
+      *static_cast<uint32_t*>(a) = static_cast<uint32_t>(v);
+    else if (t.bits() == 64)
+      *static_cast<uint64_t*>(a) = static_cast<uint64_t>(v);
+    else if (t.is_bool())
+      *static_cast<bool*>(a) = v != 0;
+  }
+}
+
+namespace {
+
+// Schedules one definition (pure or update) of a stage: tiles, loop order, vector, unroll,
+// parallel. Returns the loop at which stages computed "at the output's tile" are placed.
+// `guard`: splits guard their tails with an if (updates of outputs: the default, rounding
+// up, would write past the output buffer, which is compiled without bounds asserts).
+VarOrRVar schedule_definition(Stage stage, const std::vector<Var>& vars,
+                              const std::vector<RVar>& rvars, const StageSchedule& st, int tag,
+                              bool guard) {
+  const TailStrategy tail = guard ? TailStrategy::GuardWithIf : TailStrategy::Auto;
+  std::vector<VarOrRVar> pure;  // innermost first
+  const std::string t = std::to_string(tag);
+  Var xo("xo" + t), xi("xi" + t), yo("yo" + t), yi("yi" + t);
+  if (st.tile_x > 0 && vars.size() >= 2 && st.tile_y > 0) {
+    stage.tile(vars[0], vars[1], xo, yo, xi, yi, st.tile_x, st.tile_y, tail);
+    pure = {xi, yi, xo, yo};
+    for (size_t k = 2; k < vars.size(); ++k) pure.push_back(vars[k]);
+  } else if (st.tile_x > 0) {
+    stage.split(vars[0], xo, xi, st.tile_x, tail);
+    pure = {xi, xo};
+    for (size_t k = 1; k < vars.size(); ++k) pure.push_back(vars[k]);
+  } else {
+    for (const Var& v : vars) pure.push_back(v);
+  }
+  if (st.order == 1 && pure.size() >= 4) std::reverse(pure.begin() + 2, pure.end());
+  // Reduction loops innermost (Halide's default), or just outside the inner tile.
+  std::vector<VarOrRVar> loops;
+  const size_t inner = st.tile_y > 0 ? 2 : 1;
+  if (st.reduce_outer == 1 && !rvars.empty()) {
+    for (size_t k = 0; k < pure.size(); ++k) {
+      if (k == std::min(inner, pure.size())) loops.insert(loops.end(), rvars.begin(), rvars.end());
+      loops.push_back(pure[k]);
+    }
+    if (inner >= pure.size()) loops.insert(loops.end(), rvars.begin(), rvars.end());
+  } else {
+    loops.insert(loops.end(), rvars.begin(), rvars.end());
+    loops.insert(loops.end(), pure.begin(), pure.end());
+  }
+  if (loops.size() >= 2) stage.reorder(loops);
+  if (st.vector > 1) stage.vectorize(pure[0], st.vector, tail);
+  if (st.unroll > 1 && pure.size() >= 2) stage.unroll(pure[1], st.unroll, tail);
+  if (st.parallel) stage.parallel(pure.back());
+  return st.tile_x > 0 ? VarOrRVar(xo) : pure.back();
+}
+
+}  // namespace
+
+void apply_schedule(const Program& program, const Schedule& s) {
+  Program::Impl& p = program.impl();
+  check_schedule(p.info, s);
+  p.reset_schedules();
+  const std::vector<int> stages = p.info.stages();
+  // The main output first: the loop where stages "at the output's tile" go is one of its loops.
+  LoopLevel at_tile;
+  for (size_t k = stages.size(); k-- > 0;) {
+    const NodeInfo& n = p.info.nodes[stages[k]];
+    Func f(p.functions[stages[k]]);
+    const StageSchedule& st = s[k];
+    if (st.compute == kInline) {
+      f.compute_inline();
+      continue;
+    }
+    if (!n.is_output) {
+      if (st.compute == kRoot) f.compute_root();
+      if (st.compute == kAtTile) f.compute_at(at_tile);
+    }
+    const std::vector<Var> vars = f.args();
+    if (!n.is_output && st.storage != 0) {
+      const auto m = storage_minor_to_major(st.storage, static_cast<int>(vars.size()));
+      std::vector<Var> order;
+      for (int d : m) order.push_back(vars[d]);
+      f.reorder_storage(order);
+    }
+    VarOrRVar loop = schedule_definition(Stage(f), vars, {}, st, 2 * static_cast<int>(k), false);
+    if (n.update_over_pure) {
+      for (int u = 0; u < f.num_update_definitions(); ++u) {
+        loop = schedule_definition(f.update(u), vars, f.rvars(u), st,
+                                   2 * static_cast<int>(k) + 1000 * (u + 1), n.is_output);
+      }
+    } else if (f.num_update_definitions() > 0) {
+      // Scatters and scans keep Halide's default loops (serial, in order).
+      for (int u = 0; u < f.num_update_definitions(); ++u) f.update(u).unscheduled();
+      loop = VarOrRVar(vars.back());
+    }
+    if (stages[k] == p.info.output()) at_tile = LoopLevel(f, loop);
+  }
+}
+
+namespace {
+
+// Output buffers over the outputs' estimated regions (one per value of a Tuple).
+std::vector<Buffer<>> output_buffers(const Program::Impl& p) {
+  std::vector<Buffer<>> out;
+  for (size_t i = 0; i < p.outputs.size(); ++i) {
+    const auto& r = p.output_regions[i];
+    std::vector<int> sizes;
+    for (const auto& [lo, ext] : r) sizes.push_back(static_cast<int>(ext));
+    for (const Type& t : p.outputs[i].function().output_types()) {
+      Buffer<> b(t, sizes);
+      for (size_t k = 0; k < r.size(); ++k)
+        b.translate(static_cast<int>(k), static_cast<int>(r[k].first));
+      out.push_back(b);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::function<void()> build(const Program& program, const Schedule& s, int threads) {
+  // Halide's thread pool reads HL_NUM_THREADS when it starts: a fixed thread count for every
+  // measurement (set in the measuring child process before the first run).
+  setenv("HL_NUM_THREADS", std::to_string(threads).c_str(), 1);
+  try {
+    Program::Impl& p = program.impl();
+    p.bind_inputs();
+    apply_schedule(program, s);
+    auto pipeline = std::make_shared<Pipeline>(p.outputs);
+    const Target target = jit_target();
+    pipeline->compile_jit(target);
+    auto outs = std::make_shared<std::vector<Buffer<>>>(output_buffers(p));
+    return [pipeline, outs, program, target] {
+      Realization r(*outs);
+      pipeline->realize(r, target);
+    };
+  } catch (const Halide::Error& e) {
+    throw std::runtime_error(std::string("Halide rejected the schedule: ") + e.what());
+  }
+}
+
+std::vector<std::vector<double>> run_output(const Program& program, const Schedule& s,
+                                            int threads) {
+  setenv("HL_NUM_THREADS", std::to_string(threads).c_str(), 1);
+  Program::Impl& p = program.impl();
+  p.bind_inputs();
+  apply_schedule(program, s);
+  Pipeline pipeline(p.outputs);
+  std::vector<Buffer<>> outs = output_buffers(p);
+  try {
+    Realization r(outs);
+    pipeline.realize(r, jit_target());
+  } catch (const Halide::Error& e) {
+    throw std::runtime_error(std::string("Halide rejected the schedule: ") + e.what());
+  }
+  std::vector<std::vector<double>> values;
+  for (Buffer<>& b : outs) {
+    const Type t = b.type();
+    std::vector<double> v;
+    v.reserve(b.number_of_elements());
+    const auto* base = static_cast<const uint8_t*>(b.data());
+    const size_t bytes = static_cast<size_t>(t.bytes());
+    for (size_t i = 0; i < b.number_of_elements(); ++i) {
+      const void* a = base + i * bytes;
+      if (t == Float(32))
+        v.push_back(*static_cast<const float*>(a));
+      else if (t == Float(64))
+        v.push_back(*static_cast<const double*>(a));
+      else if (t.is_bool())
+        v.push_back(*static_cast<const bool*>(a) ? 1 : 0);
+      else if (t.bits() == 8)
+        v.push_back(t.is_int() ? *static_cast<const int8_t*>(a) : *static_cast<const uint8_t*>(a));
+      else if (t.bits() == 16)
+        v.push_back(t.is_int() ? *static_cast<const int16_t*>(a)
+                               : *static_cast<const uint16_t*>(a));
+      else if (t.bits() == 32)
+        v.push_back(t.is_int() ? *static_cast<const int32_t*>(a)
+                               : *static_cast<const uint32_t*>(a));
+      else
+        v.push_back(static_cast<double>(
+            t.is_int() ? *static_cast<const int64_t*>(a)
+                       : static_cast<int64_t>(*static_cast<const uint64_t*>(a))));
+    }
+    values.push_back(std::move(v));
+  }
+  return values;
+}
+
+}  // namespace tcost::halide

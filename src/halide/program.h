@@ -1,0 +1,66 @@
+// A Program is the unit of the Halide layer: one Halide pipeline (its Function DAG, its inputs
+// and its outputs' estimates) with the description tcost derives from its IR. Everything that
+// schedules, builds, lowers or featurises takes a Program. This header does not include Halide
+// (program_halide.h makes a Program from any Halide::Pipeline); a Program is a shared handle, so
+// copies refer to one pipeline.
+//   zoo_program     - a program of the zoo (zoo.h) by instance name.
+//   apply_schedule  - schedules the pipeline's Funcs in place (after resetting them).
+//   build           - JIT-compiles under a schedule; returns one run of the program.
+//   run_output      - runs once under a schedule and returns the outputs' values (checks).
+//   lower_ast       - the lowered loop nest under a schedule, as a syntax tree.
+//   schedule_source - C++ that applies a schedule to the pipeline's Funcs (as `-e schedule`).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "halide/program_info.h"
+#include "halide/schedule.h"
+
+namespace tcost::halide {
+
+class Program {
+ public:
+  struct Impl;  // the Halide objects (program_halide.h)
+  explicit Program(std::shared_ptr<Impl> impl);
+
+  const ProgramInfo& info() const;
+  const std::string& name() const { return info().instance; }
+  Impl& impl() const { return *impl_; }
+
+ private:
+  std::shared_ptr<Impl> impl_;
+};
+
+// The Halide target programs are compiled for: the host's features without
+// avx512_sapphirerapids (Halide 14 emits AVX512-FP16 code under it, which the AMD EPYC machines
+// of this project cannot run: SIGILL), no asserts (TCOST_HALIDE_ASSERTS=1 turns them on), no
+// LLVM loop passes (faster compiles, equally fast code).
+std::string jit_target_name();
+
+void apply_schedule(const Program& p, const Schedule& s);
+
+// Throws std::runtime_error when Halide rejects the schedule, InputError when it does not fit
+// the program. Threads: HL_NUM_THREADS of the calling process (set before its first Halide
+// run; measure in a fresh child process).
+std::function<void()> build(const Program& p, const Schedule& s, int threads);
+
+// The outputs' values after one run under `s`, as doubles (every output, every value of a
+// Tuple, in storage order), on the program's seeded inputs.
+std::vector<std::vector<double>> run_output(const Program& p, const Schedule& s, int threads);
+
+// One syntax tree in the AST schema (core/ast.h): kinds, kAstFeatureWidth features per node,
+// (parent, child) edges local to the tree. Trees are cut at max_nodes nodes.
+struct AstTree {
+  std::vector<int32_t> kinds;
+  std::vector<float> feats;
+  std::vector<int32_t> edges;
+};
+AstTree lower_ast(const Program& p, const Schedule& s, int max_nodes = 4000);
+
+std::string schedule_source(const Program& p, const Schedule& s);
+
+}  // namespace tcost::halide
