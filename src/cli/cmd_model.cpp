@@ -7,10 +7,13 @@
 
 #include "cli/commands.h"
 #include "cli/report.h"
+#include "core/ast.h"
 #include "core/dataset.h"
 #include "core/error.h"
 #include "core/submission.h"
+#include "core/tpugraphs_io.h"
 #include "train/api.h"
+#include "train/cost_model.h"
 
 namespace tcost::cli {
 namespace {
@@ -20,13 +23,13 @@ struct RankOptions {
   std::string graph;  // a .npz file or a directory of them
   int64_t top = 0;    // 0 = all
   std::string csv;    // write the competition CSV here
-  int chunk = 256;
 };
 
 void run_rank(const RankOptions& o) {
   std::vector<SubmissionRow> rows;
+  const auto model = train::load_cost_model(o.model);  // loaded once for every file
   for (const auto& f : list_npz_files(o.graph)) {
-    const auto cost = train::predict_costs(o.model, f, o.chunk);
+    const auto cost = is_ast_file(f) ? model->score(load_ast(f)) : model->score(load_graph(f));
     std::vector<int64_t> order(cost.size());
     std::iota(order.begin(), order.end(), 0);
     std::stable_sort(order.begin(), order.end(),
@@ -53,9 +56,9 @@ void register_model_commands(CLI::App& app) {
   auto* train =
       app.add_subcommand("train", "Train a cost model on DIR/train, validating on DIR/valid");
   train->add_option("--data", t->data, "Dataset root with train/ and valid/")->required();
-  train->add_option("--model", t->model, "gcn-baseline | sage | tgraph | ast-gcn | xgb")
+  train->add_option("--model", t->model, fmt::format("{}", fmt::join(train::model_names(), " | ")))
       ->capture_default_str()
-      ->check(CLI::IsMember({"gcn-baseline", "sage", "tgraph", "ast-gcn", "xgb"}));
+      ->check(CLI::IsMember(train::model_names()));
   train->add_option("--out", t->out, "Best checkpoint (also OUT.resume, OUT.log.jsonl)")
       ->required();
   train->add_option("--epochs", t->epochs, "Epochs")
@@ -105,9 +108,6 @@ void register_model_commands(CLI::App& app) {
   eval->add_option("--split", e->split, "train | valid | test")
       ->capture_default_str()
       ->check(CLI::IsMember({"train", "valid", "test"}));
-  eval->add_option("--chunk", e->chunk, "Configurations per forward pass")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 1000000));
   eval->add_option("--threads", e->threads, "Threads (0 = all cores)");
   eval->add_flag("--json", *json, "One JSON object with mean_kendall_tau and per_graph");
   eval->callback([e, json] { print_report(train::evaluate_model(*e), *json); });
@@ -122,9 +122,6 @@ void register_model_commands(CLI::App& app) {
       ->check(CLI::Range(0, 1 << 30));
   rank->add_option("--csv", r->csv,
                    "Write the competition CSV (ID,TopConfigs) that `tcost score` reads");
-  rank->add_option("--chunk", r->chunk, "Configurations per forward pass")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 1000000));
   rank->callback([r] { run_rank(*r); });
 }
 

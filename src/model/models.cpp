@@ -149,7 +149,7 @@ struct ResidualGcnImpl : torch::nn::Module {
 };
 TORCH_MODULE(ResidualGcn);
 
-class GcnBaseline : public CostModel {
+class GcnBaseline : public Network {
  public:
   GcnBaseline(const ModelOptions& o, const ModelDims& d, const Normalizer& norm) : o_(o) {
     enc_ = register_module("encoder", InputEncoder(d, norm, o.hidden, o.opcode_dim, false, 0));
@@ -187,7 +187,7 @@ struct SageBlockImpl : torch::nn::Module {
 };
 TORCH_MODULE(SageBlock);
 
-class Sage : public CostModel {
+class Sage : public Network {
  public:
   Sage(const ModelOptions& o, const ModelDims& d, const Normalizer& norm) : o_(o) {
     enc_ = register_module("encoder", InputEncoder(d, norm, o.hidden, o.opcode_dim, false, 0));
@@ -250,7 +250,7 @@ struct CrossConfigAttentionImpl : torch::nn::Module {
 };
 TORCH_MODULE(CrossConfigAttention);
 
-class TGraph : public CostModel {
+class TGraph : public Network {
  public:
   TGraph(const ModelOptions& o, const ModelDims& d, const Normalizer& norm) : o_(o) {
     enc_ = register_module("encoder",
@@ -291,7 +291,7 @@ class TGraph : public CostModel {
 // The syntax-tree GCN (Tomczak et al.): each configuration is its own loop-nest tree; node kind
 // embedding + numeric features, residual GCN layers over the trees of a batch (one disjoint
 // graph), mean and scaled-sum readout per tree, an MLP regressing the standardised log runtime.
-class AstGcn : public CostModel {
+class AstGcn : public Network {
  public:
   explicit AstGcn(const ModelOptions& o, const ModelDims& d) : o_(o) {
     kind_ = register_module("kind", torch::nn::Embedding(kAstNumKinds, o.opcode_dim));
@@ -401,8 +401,8 @@ ModelOptions ModelOptions::resolved() const {
 
 std::vector<std::string> model_names() { return {"gcn-baseline", "sage", "tgraph"}; }
 
-std::shared_ptr<CostModel> make_model(const ModelOptions& options, const ModelDims& dims,
-                                      const Normalizer& norm) {
+std::shared_ptr<Network> make_model(const ModelOptions& options, const ModelDims& dims,
+                                    const Normalizer& norm) {
   const ModelOptions o = options.resolved();
   if (o.name == "gcn-baseline") return std::make_shared<GcnBaseline>(o, dims, norm);
   if (o.name == "sage") return std::make_shared<Sage>(o, dims, norm);

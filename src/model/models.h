@@ -43,7 +43,7 @@ struct ModelOptions {
 
 std::vector<std::string> model_names();  // the names the factory knows, neural ones
 
-class CostModel : public torch::nn::Module {
+class Network : public torch::nn::Module {
  public:
   virtual torch::Tensor forward(const GraphInput& graph, const torch::Tensor& configs) = 0;
   // Node pruning this model wants at preparation (-1: none).
@@ -61,7 +61,7 @@ struct ModelDims {
 };
 
 // UsageError for an unknown name.
-std::shared_ptr<CostModel> make_model(const ModelOptions& options, const ModelDims& dims,
-                                      const Normalizer& norm);
+std::shared_ptr<Network> make_model(const ModelOptions& options, const ModelDims& dims,
+                                    const Normalizer& norm);
 
 }  // namespace tcost::model

@@ -3,7 +3,8 @@
 //   train_model    - fits a model on <data>/train, validates on <data>/valid each epoch, keeps
 //                    the best checkpoint at `out` and a resumable state at `out`.resume.
 //   evaluate_model - per-graph and mean metrics of a checkpoint on a split.
-//   rank_configs   - configuration indices of one graph, predicted fastest first.
+//   predict_costs  - costs of every configuration in one file (the in-memory interface for
+//                    search is train/cost_model.h).
 //   bench_models   - inference throughput and training step time next to matmul GFLOP/s.
 #pragma once
 
@@ -48,15 +49,13 @@ struct EvalOptions {
   std::string model;  // checkpoint
   std::string data;   // dataset root, or a directory / file of .npz
   std::string split = "test";
-  int chunk = 256;
   int threads = 0;
 };
 
 ScoreReport evaluate_model(const EvalOptions& options);
 
 // Predicted costs of every configuration of a graph (higher = slower).
-std::vector<double> predict_costs(const std::string& model_path, const std::string& graph_path,
-                                  int chunk = 256);
+std::vector<double> predict_costs(const std::string& model_path, const std::string& graph_path);
 
 struct BenchModelOptions {
   int pruned_nodes = 300;  // nodes of the inference benchmark graph

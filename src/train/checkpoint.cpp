@@ -26,7 +26,7 @@ auto torch_guard(const std::string& path, const char* what, F&& f) {
 }  // namespace
 
 void save_checkpoint(const std::string& path, const CheckpointMeta& meta,
-                     const model::Normalizer& norm, const std::shared_ptr<model::CostModel>& model,
+                     const model::Normalizer& norm, const std::shared_ptr<model::Network>& model,
                      const std::vector<uint8_t>& xgb_model, torch::optim::Optimizer* optimizer) {
   torch::serialize::OutputArchive archive;
   const nlohmann::json j = {{"format", kFormatName},

@@ -36,13 +36,13 @@ struct CheckpointMeta {
 struct Checkpoint {
   CheckpointMeta meta;
   model::Normalizer normalizer;
-  std::shared_ptr<model::CostModel> model;  // neural models
-  std::vector<uint8_t> xgb_model;           // xgb
+  std::shared_ptr<model::Network> model;  // neural models
+  std::vector<uint8_t> xgb_model;         // xgb
 };
 
 // Writes atomically (a temporary file renamed into place).
 void save_checkpoint(const std::string& path, const CheckpointMeta& meta,
-                     const model::Normalizer& norm, const std::shared_ptr<model::CostModel>& model,
+                     const model::Normalizer& norm, const std::shared_ptr<model::Network>& model,
                      const std::vector<uint8_t>& xgb_model, torch::optim::Optimizer* optimizer);
 // Loads and rebuilds the model.
 Checkpoint load_checkpoint(const std::string& path);

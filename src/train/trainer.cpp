@@ -21,32 +21,12 @@
 #include "train/api.h"
 #include "train/checkpoint.h"
 #include "train/chunking.h"
+#include "train/cost_model.h"
 #include "train/losses.h"
+#include "train/step.h"
 #include "train/xgb.h"
 
 namespace tcost::train {
-
-torch::Tensor listmle_loss(const torch::Tensor& cost, const torch::Tensor& target) {
-  const auto order = std::get<1>(target.sort(0, /*descending=*/false));  // fastest first
-  const auto s = (-cost).index_select(0, order);
-  // log sum_{j >= i} exp(s_j), for every i: a reversed cumulative log-sum-exp.
-  const auto tail = torch::logcumsumexp(s.flip(0), 0).flip(0);
-  return (tail - s).mean();
-}
-
-torch::Tensor hinge_loss(const torch::Tensor& cost, const torch::Tensor& target, double margin) {
-  const auto faster =
-      (target.unsqueeze(1) < target.unsqueeze(0)).to(cost.dtype());  // i faster than j
-  const auto diff = cost.unsqueeze(0) - cost.unsqueeze(1);           // [i][j] = cost_j - cost_i
-  const auto pairs = faster.sum().clamp_min(1);
-  return (torch::relu(margin - diff) * faster).sum() / pairs;
-}
-
-torch::Tensor mse_loss(const torch::Tensor& cost, const torch::Tensor& target, double log_mean,
-                       double log_std) {
-  const auto y = ((target.log() - log_mean) / log_std).to(cost.dtype());
-  return (cost - y).pow(2).mean();
-}
 
 namespace {
 
@@ -66,23 +46,6 @@ void set_threads(int threads) {
   if (threads > 0) torch::set_num_threads(threads);
 }
 
-// Costs of all configurations of a prepared graph, in chunks, without gradients.
-std::vector<double> predict_prepared(model::CostModel& m, const model::PreparedGraph& g,
-                                     int64_t chunk, int64_t hidden) {
-  torch::NoGradGuard no_grad;
-  m.eval();
-  const int64_t c = g.num_configs();
-  const int64_t step = configs_per_pass(chunk, g.input.num_nodes, hidden, kInferenceBudget);
-  std::vector<double> out(static_cast<size_t>(c));
-  for (int64_t s = 0; s < c; s += step) {
-    const int64_t len = std::min(step, c - s);
-    const auto cost =
-        m.forward(g.input, g.configs.narrow(0, s, len)).to(torch::kFloat64).contiguous();
-    std::copy_n(cost.data_ptr<double>(), len, out.begin() + s);
-  }
-  return out;
-}
-
 // A training graph: prepared once (small graphs), or kept raw and cut into segments per step.
 struct TrainItem {
   Graph raw;                      // kept only when segmenting
@@ -90,22 +53,6 @@ struct TrainItem {
   bool segmented = false;
   std::shared_ptr<AstSet> ast;  // syntax trees: batches are built per step
 };
-
-// Costs of all configurations of a syntax-tree program, batch by batch.
-std::vector<double> predict_ast(model::CostModel& m, const AstSet& set,
-                                const model::Normalizer& norm, int64_t chunk) {
-  torch::NoGradGuard no_grad;
-  m.eval();
-  std::vector<double> out;
-  for (int64_t s = 0; s < set.num_configs; s += chunk) {
-    std::vector<int64_t> idx;
-    for (int64_t c = s; c < std::min(set.num_configs, s + chunk); ++c) idx.push_back(c);
-    const auto b = model::prepare_ast_batch(set, idx, norm);
-    const auto cost = m.forward(b.input, b.configs).to(torch::kFloat64).contiguous();
-    out.insert(out.end(), cost.data_ptr<double>(), cost.data_ptr<double>() + cost.numel());
-  }
-  return out;
-}
 
 GraphScore score_ast(const AstSet& set, const std::vector<double>& cost) {
   GraphScore s;
@@ -153,13 +100,7 @@ model::PreparedGraph sample_step(const TrainItem& item, const model::Normalizer&
   return model::prepare_graph(induced_subgraph(small, nodes), norm, prune_hops);
 }
 
-std::string resolve_loss(const std::string& loss, const std::string& model) {
-  if (loss == "auto") return model == "tgraph" ? "hinge" : model == "ast-gcn" ? "mse" : "listmle";
-  if (loss == "listmle" || loss == "hinge" || loss == "mse") return loss;
-  throw UsageError(fmt::format("--loss: expected listmle, hinge, mse or auto, found '{}'", loss));
-}
-
-double validate(model::CostModel& m, const std::vector<model::PreparedGraph>& valid,
+double validate(model::Network& m, const std::vector<model::PreparedGraph>& valid,
                 const std::vector<AstSet>& valid_ast, const model::Normalizer& norm, int64_t chunk,
                 int64_t hidden) {
   std::vector<double> taus;
@@ -175,6 +116,133 @@ double validate(model::CostModel& m, const std::vector<model::PreparedGraph>& va
   return mean_ignoring_nan(taus);
 }
 
+// What training runs on: the prepared training items and the validation graphs.
+struct TrainingData {
+  std::vector<TrainItem> items;
+  std::vector<model::PreparedGraph> valid;
+  std::vector<AstSet> valid_ast;
+};
+
+// Prepares every training graph once (the config-independent tensors are shared by all
+// steps) and every validation graph (subsampled to max_valid_configs).
+TrainingData load_training_data(const Dataset& ds, const TrainOptions& o, bool ast_data,
+                                const model::Normalizer& norm, int prune, int64_t segment) {
+  TrainingData d;
+  const auto& train_files = ds.files(Split::kTrain);
+  Progress progress("preparing", static_cast<int64_t>(train_files.size()));
+  for (const auto& f : train_files) {
+    TrainItem item;
+    if (ast_data) {
+      item.ast = std::make_shared<AstSet>(load_ast(f));
+    } else {
+      Graph g = load_graph(f);
+      merge_duplicate_configs(g);  // duplicates carry no ranking signal
+      if (segment > 0 && g.num_nodes > segment) {
+        item.segmented = true;
+        item.raw = std::move(g);
+      } else {
+        item.prepared = model::prepare_graph(g, norm, prune);
+      }
+    }
+    d.items.push_back(std::move(item));
+    progress.update(static_cast<int64_t>(d.items.size()));
+  }
+  progress.finish();
+  for (const auto& f : ds.files(Split::kValid)) {
+    if (ast_data) {
+      AstSet s = load_ast(f);
+      if (o.max_valid_configs > 0 && s.num_configs > o.max_valid_configs) {
+        std::vector<int64_t> idx;
+        for (int64_t c = 0; c < o.max_valid_configs; ++c) idx.push_back(c);
+        s = select_ast_configs(s, idx);
+      }
+      d.valid_ast.push_back(std::move(s));
+      continue;
+    }
+    Graph g = load_graph(f);
+    if (o.max_valid_configs > 0) g = subsample_configs(g, o.max_valid_configs, 99);
+    d.valid.push_back(model::prepare_graph(g, norm, prune));
+  }
+  return d;
+}
+
+// A fresh model (normaliser fitted on the training split) or the state of OUT.resume.
+Checkpoint start_or_resume(const TrainOptions& o, const std::vector<std::string>& train_files,
+                           bool ast_data, const std::string& resume_path) {
+  model::ModelOptions mo;
+  mo.name = o.model;
+  mo.hidden = o.hidden;
+  mo.layers = o.layers;
+  mo.prune_hops = o.prune_hops;
+  mo.cross_attention = o.cross_attention;
+  mo = mo.resolved();
+  if (o.resume) {
+    Checkpoint ck = load_checkpoint(resume_path);
+    if (ck.meta.model.name != mo.name) {
+      throw UsageError(
+          fmt::format("{} holds a '{}' model, not '{}'", resume_path, ck.meta.model.name, mo.name));
+    }
+    return ck;
+  }
+  Checkpoint ck;
+  ck.meta.model = mo;
+  ck.normalizer =
+      ast_data ? model::fit_ast_normalizer(train_files) : model::Normalizer::fit(train_files);
+  ck.model = model::make_model(
+      mo,
+      {ck.normalizer.collection, ck.normalizer.node_feat_width, ck.normalizer.config_feat_width},
+      ck.normalizer);
+  return ck;
+}
+
+// Warm-up then cosine decay of the learning rate over `total` steps.
+struct LrSchedule {
+  double lr;
+  int64_t warmup, total;
+  double at(int64_t step) const {
+    if (step < warmup) return lr * static_cast<double>(step + 1) / static_cast<double>(warmup);
+    const double p = static_cast<double>(step - warmup) /
+                     static_cast<double>(std::max<int64_t>(1, total - warmup));
+    return lr * 0.5 * (1 + std::cos(M_PI * std::min(1.0, p)));
+  }
+};
+
+// One epoch over the items in a seeded order (reseeded per epoch, so that a resumed run draws
+// what an uninterrupted one would). Returns the mean training loss.
+double run_epoch(int epoch, const TrainOptions& o, const TrainingData& d, model::Network& m,
+                 torch::optim::Optimizer& opt, const model::Normalizer& norm,
+                 const StepOptions& step_options, const LrSchedule& lr, int64_t hidden,
+                 CheckpointMeta& meta, Progress& progress) {
+  std::mt19937_64 rng(o.seed * 1000003 + static_cast<uint64_t>(epoch));
+  torch::manual_seed(o.seed * 1000003 + static_cast<uint64_t>(epoch));
+  std::vector<size_t> order(d.items.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), rng);
+  const int prune = m.prune_hops();
+  const int64_t segment = m.segment_nodes();
+  double loss_sum = 0;
+  for (size_t i : order) {
+    const auto& item = d.items[i];
+    const int64_t nodes = item.ast         ? 1
+                          : item.segmented ? std::min(segment, item.raw.num_nodes)
+                                           : item.prepared.input.num_nodes;
+    const int64_t k = std::max<int64_t>(
+        2, configs_per_pass(o.configs_per_step, nodes, hidden * 4, kTrainingBudget));
+    const auto batch = sample_step(item, norm, prune, k, segment, rng);
+    if (batch.num_configs() < 2) continue;
+    StepOptions so = step_options;
+    so.lr = lr.at(meta.step);
+    const double loss = optimizer_step(m, opt, batch, norm, so);
+    ++meta.step;
+    loss_sum += loss;
+    progress.update(
+        meta.step,
+        fmt::format("epoch {} loss {:.4f} best valid {}", epoch + 1, loss,
+                    meta.best_valid_tau > -2 ? fmt::format("{:.4f}", meta.best_valid_tau) : "-"));
+  }
+  return loss_sum / static_cast<double>(std::max<size_t>(1, order.size()));
+}
+
 }  // namespace
 
 void train_model(const TrainOptions& o) {
@@ -187,7 +255,6 @@ void train_model(const TrainOptions& o) {
     throw UsageError("--epochs >= 1 and --configs >= 2 are required");
   set_threads(o.threads);
   torch::manual_seed(o.seed);
-  std::mt19937_64 rng(o.seed);
   const Dataset ds(o.data);
   const auto& train_files = ds.files(Split::kTrain);
   if (train_files.empty())
@@ -199,82 +266,16 @@ void train_model(const TrainOptions& o) {
                               : fmt::format("ast-gcn reads syntax trees; {} holds graphs", o.data));
   }
   const std::string resume_path = o.out + ".resume";
-
-  model::ModelOptions mo;
-  mo.name = o.model;
-  mo.hidden = o.hidden;
-  mo.layers = o.layers;
-  mo.prune_hops = o.prune_hops;
-  mo.cross_attention = o.cross_attention;
-  mo = mo.resolved();
-
-  Checkpoint start;
-  if (o.resume) {
-    start = load_checkpoint(resume_path);
-    if (start.meta.model.name != mo.name) {
-      throw UsageError(fmt::format("{} holds a '{}' model, not '{}'", resume_path,
-                                   start.meta.model.name, mo.name));
-    }
-    mo = start.meta.model;
-  } else {
-    start.normalizer =
-        ast_data ? model::fit_ast_normalizer(train_files) : model::Normalizer::fit(train_files);
-    start.model = model::make_model(mo,
-                                    {start.normalizer.collection, start.normalizer.node_feat_width,
-                                     start.normalizer.config_feat_width},
-                                    start.normalizer);
-  }
+  const Checkpoint start = start_or_resume(o, train_files, ast_data, resume_path);
+  const model::ModelOptions mo = start.meta.model;
   const model::Normalizer& norm = start.normalizer;
   auto m = start.model;
-  const int prune = m->prune_hops();
-  const int64_t segment = m->segment_nodes();
-
-  // Prepare every graph once: the config-independent tensors are shared by all steps.
-  std::vector<TrainItem> items;
-  {
-    Progress progress("preparing", static_cast<int64_t>(train_files.size()));
-    for (const auto& f : train_files) {
-      TrainItem item;
-      if (ast_data) {
-        item.ast = std::make_shared<AstSet>(load_ast(f));
-        items.push_back(std::move(item));
-        progress.update(static_cast<int64_t>(items.size()));
-        continue;
-      }
-      Graph g = load_graph(f);
-      merge_duplicate_configs(g);  // duplicates carry no ranking signal
-      if (segment > 0 && g.num_nodes > segment) {
-        item.segmented = true;
-        item.raw = std::move(g);
-      } else {
-        item.prepared = model::prepare_graph(g, norm, prune);
-      }
-      items.push_back(std::move(item));
-      progress.update(static_cast<int64_t>(items.size()));
-    }
-  }
-  std::vector<model::PreparedGraph> valid;
-  std::vector<AstSet> valid_ast;
-  for (const auto& f : ds.files(Split::kValid)) {
-    if (ast_data) {
-      AstSet s = load_ast(f);
-      if (o.max_valid_configs > 0 && s.num_configs > o.max_valid_configs) {
-        std::vector<int64_t> idx;
-        for (int64_t c = 0; c < o.max_valid_configs; ++c) idx.push_back(c);
-        s = select_ast_configs(s, idx);
-      }
-      valid_ast.push_back(std::move(s));
-      continue;
-    }
-    Graph g = load_graph(f);
-    if (o.max_valid_configs > 0) g = subsample_configs(g, o.max_valid_configs, 99);
-    valid.push_back(model::prepare_graph(g, norm, prune));
-  }
+  const TrainingData data =
+      load_training_data(ds, o, ast_data, norm, m->prune_hops(), m->segment_nodes());
 
   torch::optim::AdamW opt(m->parameters(),
                           torch::optim::AdamWOptions(o.lr).weight_decay(o.weight_decay));
   CheckpointMeta meta = start.meta;
-  meta.model = mo;
   meta.loss = loss_name;
   if (o.resume) {
     load_optimizer_state(resume_path, opt);
@@ -284,79 +285,36 @@ void train_model(const TrainOptions& o) {
     meta.best_valid_tau = -2;
     meta.epochs_since_best = 0;
   }
-  const int64_t steps_per_epoch = static_cast<int64_t>(items.size());
-  const int64_t total_steps = steps_per_epoch * o.epochs;
-  const int64_t warmup_steps =
-      std::max<int64_t>(1, static_cast<int64_t>(o.warmup * static_cast<double>(total_steps)));
-  auto lr_at = [&](int64_t step) {
-    if (step < warmup_steps)
-      return o.lr * static_cast<double>(step + 1) / static_cast<double>(warmup_steps);
-    const double p = static_cast<double>(step - warmup_steps) /
-                     static_cast<double>(std::max<int64_t>(1, total_steps - warmup_steps));
-    return o.lr * 0.5 * (1 + std::cos(M_PI * std::min(1.0, p)));
-  };
+  const int64_t total_steps = static_cast<int64_t>(data.items.size()) * o.epochs;
+  const LrSchedule lr{
+      o.lr, std::max<int64_t>(1, static_cast<int64_t>(o.warmup * static_cast<double>(total_steps))),
+      total_steps};
+  StepOptions step_options;
+  step_options.loss = loss_name;
+  step_options.margin = o.margin;
+  step_options.clip = o.clip;
   const std::string log_path = o.log.empty() ? o.out + ".log.jsonl" : o.log;
   std::ofstream log(log_path, o.resume ? std::ios::app : std::ios::trunc);
   if (!log) throw InputError(fmt::format("{}: cannot write the training log", log_path));
   if (!o.quiet) {
-    fmt::print(
-        "training {} ({} parameters) on {} graphs, validating on {}; loss {}; {} epochs\n", mo.name,
-        [&] {
-          int64_t n = 0;
-          for (const auto& p : m->parameters()) n += p.numel();
-          return n;
-        }(),
-        items.size(), valid.size(), loss_name, o.epochs);
+    int64_t parameters = 0;
+    for (const auto& p : m->parameters()) parameters += p.numel();
+    fmt::print("training {} ({} parameters) on {} graphs, validating on {}; loss {}; {} epochs\n",
+               mo.name, parameters, data.items.size(), data.valid.size() + data.valid_ast.size(),
+               loss_name, o.epochs);
   }
+  const bool has_valid = !data.valid.empty() || !data.valid_ast.empty();
   const auto t_start = Clock::now();
   Progress progress("training", total_steps);
   const int first_epoch = meta.epoch;
   for (int epoch = meta.epoch; epoch < o.epochs; ++epoch) {
-    // Reseeding per epoch makes a resumed run draw what an uninterrupted one would.
-    rng.seed(o.seed * 1000003 + static_cast<uint64_t>(epoch));
-    torch::manual_seed(o.seed * 1000003 + static_cast<uint64_t>(epoch));
-    std::vector<size_t> order(items.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::shuffle(order.begin(), order.end(), rng);
-    m->train();
-    double loss_sum = 0;
     const auto t_epoch = Clock::now();
-    for (size_t i : order) {
-      const auto& item = items[i];
-      const int64_t nodes = item.ast         ? 1
-                            : item.segmented ? std::min(segment, item.raw.num_nodes)
-                                             : item.prepared.input.num_nodes;
-      const int64_t k = std::max<int64_t>(
-          2, configs_per_pass(o.configs_per_step, nodes, mo.hidden * 4, kTrainingBudget));
-      const auto batch = sample_step(item, norm, prune, k, segment, rng);
-      if (batch.num_configs() < 2) continue;
-      const auto cost = m->forward(batch.input, batch.configs);
-      torch::Tensor loss;
-      if (loss_name == "listmle") {
-        loss = listmle_loss(cost, batch.targets);
-      } else if (loss_name == "hinge") {
-        loss = hinge_loss(cost, batch.targets, o.margin);
-      } else {
-        loss = mse_loss(cost, batch.targets, norm.log_target_mean, norm.log_target_std);
-      }
-      for (auto& group : opt.param_groups()) {
-        static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr_at(meta.step));
-      }
-      opt.zero_grad();
-      loss.backward();
-      torch::nn::utils::clip_grad_norm_(m->parameters(), o.clip);
-      opt.step();
-      ++meta.step;
-      loss_sum += loss.item<double>();
-      progress.update(
-          meta.step,
-          fmt::format("epoch {} loss {:.4f} best valid {}", epoch + 1, loss.item<double>(),
-                      meta.best_valid_tau > -2 ? fmt::format("{:.4f}", meta.best_valid_tau) : "-"));
-    }
-    const double train_loss = loss_sum / static_cast<double>(std::max<size_t>(1, order.size()));
-    const double valid_tau = valid.empty() && valid_ast.empty()
-                                 ? -train_loss
-                                 : validate(*m, valid, valid_ast, norm, o.eval_chunk, mo.hidden);
+    const double train_loss =
+        run_epoch(epoch, o, data, *m, opt, norm, step_options, lr, mo.hidden, meta, progress);
+    const double valid_tau =
+        has_valid ? validate(*m, data.valid, data.valid_ast, norm, o.eval_chunk, mo.hidden)
+                  : -train_loss;
+    // Checkpointing: the best model at OUT, the resumable state at OUT.resume, every epoch.
     meta.epoch = epoch + 1;
     meta.valid_tau = valid_tau;
     const bool improved = valid_tau > meta.best_valid_tau;
@@ -368,15 +326,14 @@ void train_model(const TrainOptions& o) {
       ++meta.epochs_since_best;
     }
     save_checkpoint(resume_path, meta, norm, m, {}, &opt);
-    const double elapsed = seconds_since(t_start);
     log << nlohmann::json{{"epoch", meta.epoch},
                           {"step", meta.step},
                           {"train_loss", train_loss},
                           {"valid_metric", valid_tau},
                           {"best", meta.best_valid_tau},
-                          {"lr", lr_at(meta.step)},
+                          {"lr", lr.at(meta.step)},
                           {"epoch_seconds", seconds_since(t_epoch)},
-                          {"seconds", elapsed}}
+                          {"seconds", seconds_since(t_start)}}
                .dump()
         << '\n';
     log.flush();
@@ -387,11 +344,12 @@ void train_model(const TrainOptions& o) {
                  valid_tau, improved ? " *" : "", seconds_since(t_epoch));
       progress.resume();
     }
+    // Stopping: after --stop-after epochs of this run, or without validation gain.
     if (o.stop_after > 0 && meta.epoch - first_epoch >= o.stop_after) {
       if (!o.quiet) fmt::print("stopping after {} epochs; continue with --resume\n", o.stop_after);
       break;
     }
-    if ((!valid.empty() || !valid_ast.empty()) && meta.epochs_since_best >= o.patience) {
+    if (has_valid && meta.epochs_since_best >= o.patience) {
       if (!o.quiet) fmt::print("early stop: no validation gain for {} epochs\n", o.patience);
       break;
     }
@@ -403,41 +361,14 @@ void train_model(const TrainOptions& o) {
   }
 }
 
-namespace {
-
-// Costs of every configuration in the file at `path` (a graph or a set of syntax trees) under
-// the checkpoint's model; fills `score` when given.
-std::vector<double> predict_file(const Checkpoint& ck, const std::string& path, int chunk,
-                                 GraphScore* score) {
-  if (is_ast_file(path)) {
-    if (!ck.model || ck.normalizer.collection != Collection::kAst) {
-      throw InputError(fmt::format("{}: syntax trees need an ast-gcn model", path));
-    }
-    const AstSet s = load_ast(path);
-    auto cost = predict_ast(*ck.model, s, ck.normalizer, chunk);
-    if (score != nullptr) *score = score_ast(s, cost);
-    return cost;
-  }
-  const Graph g = load_graph(path);
-  auto cost = ck.meta.model.name == "xgb"
-                  ? xgb_predict(ck, g)
-                  : predict_prepared(*ck.model,
-                                     model::prepare_graph(g, ck.normalizer, ck.model->prune_hops()),
-                                     chunk, ck.meta.model.hidden);
-  if (score != nullptr) *score = score_graph(g, cost);
-  return cost;
-}
-
-}  // namespace
-
-std::vector<double> predict_costs(const std::string& model_path, const std::string& graph_path,
-                                  int chunk) {
-  return predict_file(load_checkpoint(model_path), graph_path, chunk, nullptr);
+std::vector<double> predict_costs(const std::string& model_path, const std::string& graph_path) {
+  auto m = load_cost_model(model_path);
+  return is_ast_file(graph_path) ? m->score(load_ast(graph_path))
+                                 : m->score(load_graph(graph_path));
 }
 
 ScoreReport evaluate_model(const EvalOptions& o) {
-  set_threads(o.threads);
-  const Checkpoint ck = load_checkpoint(o.model);
+  const auto m = load_cost_model(o.model, o.threads);
   std::vector<std::string> files;
   std::error_code ec;
   if (std::filesystem::is_directory(std::filesystem::path(o.data) / o.split, ec)) {
@@ -451,9 +382,13 @@ ScoreReport evaluate_model(const EvalOptions& o) {
   std::vector<GraphScore> scores;
   Progress progress("evaluating", static_cast<int64_t>(files.size()));
   for (const auto& f : files) {
-    GraphScore score;
-    predict_file(ck, f, o.chunk, &score);
-    scores.push_back(std::move(score));
+    if (is_ast_file(f)) {
+      const AstSet s = load_ast(f);
+      scores.push_back(score_ast(s, m->score(s)));
+    } else {
+      const Graph g = load_graph(f);
+      scores.push_back(score_graph(g, m->score(g)));
+    }
     progress.update(static_cast<int64_t>(scores.size()));
   }
   return summarize_scores(std::move(scores));

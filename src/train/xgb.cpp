@@ -73,11 +73,6 @@ std::vector<double> predict(BoosterHandle b, const Graph& g) {
   return cost;
 }
 
-void load_booster(Booster& b, const std::vector<uint8_t>& bytes) {
-  check(XGBoosterCreate(nullptr, 0, &b.h), "create");
-  check(XGBoosterLoadModelFromBuffer(b.h, bytes.data(), bytes.size()), "load");
-}
-
 }  // namespace
 
 void train_xgb(const TrainOptions& o) {
@@ -165,18 +160,46 @@ void train_xgb(const TrainOptions& o) {
   if (!o.quiet) fmt::print("best valid {:.4f}; checkpoint {}\n", best, o.out);
 }
 
-std::vector<double> xgb_predict(const Checkpoint& ck, const Graph& graph) {
-  if (graph.collection != ck.normalizer.collection ||
-      graph.config_feat_width != ck.normalizer.config_feat_width) {
-    throw InputError(fmt::format("{}: a {} graph, but the model was trained on {} graphs",
-                                 graph.source, collection_name(graph.collection),
-                                 collection_name(ck.normalizer.collection)));
-  }
+XgbBooster::XgbBooster(const std::vector<uint8_t>& model_bytes, int threads) {
+  BoosterHandle h = nullptr;
+  check(XGBoosterCreate(nullptr, 0, &h), "create");
+  handle_ = h;
+  check(XGBoosterLoadModelFromBuffer(h, model_bytes.data(), model_bytes.size()), "load");
+  if (threads > 0)
+    check(XGBoosterSetParam(h, "nthread", std::to_string(threads).c_str()), "threads");
+}
+
+XgbBooster::~XgbBooster() {
+  if (handle_) XGBoosterFree(static_cast<BoosterHandle>(handle_));
+}
+
+std::vector<double> XgbBooster::predict(const Graph& graph) const {
   Graph g = graph;
   canonicalize_layout_padding(g);
-  Booster b;
-  load_booster(b, ck.xgb_model);
-  return predict(b.h, g);
+  return tcost::train::predict(static_cast<BoosterHandle>(handle_), g);
+}
+
+void XgbBooster::boost(const std::vector<Graph>& measured, int rounds) {
+  Table t;
+  for (Graph g : measured) {
+    canonicalize_layout_padding(g);
+    append(t, g);
+  }
+  Matrix m;
+  to_matrix(t, m, true);
+  // Continues the loaded model: the iteration number only seeds row subsampling.
+  for (int i = 0; i < rounds; ++i, ++rounds_done_)
+    check(XGBoosterUpdateOneIter(static_cast<BoosterHandle>(handle_), 100000 + rounds_done_, m.h),
+          "update");
+}
+
+std::vector<uint8_t> XgbBooster::bytes() const {
+  bst_ulong len = 0;
+  const char* buf = nullptr;
+  check(XGBoosterSaveModelToBuffer(static_cast<BoosterHandle>(handle_), "{\"format\": \"ubj\"}",
+                                   &len, &buf),
+        "save");
+  return std::vector<uint8_t>(buf, buf + len);
 }
 
 }  // namespace tcost::train

@@ -114,5 +114,20 @@ check "collect info" 0 "$TCOST" info --json "$W/hal"
 check "collect resume" 0 "$TCOST" collect --out "$W/hal" --pipelines matmul_192 --configs-per-graph 20
 expect_in "collect resume summary" "$W/out" "measured 0, failed 0, already on record 21"
 
+# Models: train (every model name the CLI lists is accepted; a wrong one is a usage error),
+# eval with JSON, rank into the competition CSV, and score that file.
+check "train bad model" 2 "$TCOST" train --data "$W/lay" --model nope --out "$W/m.pt"
+check "train tgraph" 0 "$TCOST" train --data "$W/lay" --model tgraph --out "$W/tg.pt" --epochs 2 --quiet
+check "train xgb" 0 "$TCOST" train --data "$W/lay" --model xgb --out "$W/xgb.pt" --epochs 2 --quiet
+check "eval json" 0 "$TCOST" eval --model "$W/tg.pt" --data "$W/lay" --split test --json
+expect_in "eval tau" "$W/out" '"mean_kendall_tau"'
+check "eval bad checkpoint" 1 "$TCOST" eval --model "$W/bad.npz" --data "$W/lay" --split test
+check "rank csv" 0 "$TCOST" rank --model "$W/xgb.pt" --graph "$W/lay/test" --csv "$W/rank.csv"
+expect_in "rank header" "$W/rank.csv" "ID,TopConfigs"
+check "score ranked" 0 "$TCOST" score --data "$W/lay/test" --pred "$W/rank.csv" --json
+expect_in "score ranked tau" "$W/out" '"mean_kendall_tau"'
+check "rank top" 0 "$TCOST" rank --model "$W/tg.pt" --graph "$W/lay/test" --top 3
+[ "$(awk '{print NF}' "$W/out" | sort -u)" = "4" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: rank --top 3"; cat "$W/out"; }
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

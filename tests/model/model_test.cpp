@@ -14,6 +14,7 @@
 #include "model/models.h"
 #include "train/api.h"
 #include "train/checkpoint.h"
+#include "train/cost_model.h"
 #include "train/losses.h"
 
 namespace tcost {
@@ -203,6 +204,47 @@ TEST_F(Training, ResumeContinuesWhereItStopped) {
   const auto b = train::predict_costs(out / "resumed.pt.resume", g);
   ASSERT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-4 * (1 + std::abs(a[i])));
+}
+
+// The in-memory cost model: loaded once, it scores graphs as the files' predictions do,
+// refits on new measurements (its ranking of them improves) and saves what it learned.
+TEST_F(Training, InMemoryCostModelScoresRefitsAndSaves) {
+  TempDir out;
+  EXPECT_EQ(train::model_names(),
+            (std::vector<std::string>{"gcn-baseline", "sage", "tgraph", "ast-gcn", "xgb"}));
+  SynthOptions so;
+  so.configs = 60;
+  so.min_nodes = 20;
+  so.max_nodes = 40;
+  so.seed = 77;  // a graph no model has seen
+  const Graph fresh = make_synth_graph(so, 0);
+  const auto truth = fresh.targets();
+  for (const std::string name : {"tgraph", "xgb"}) {
+    SCOPED_TRACE(name);
+    auto t = options(name, out / (name + ".pt"));
+    t.epochs = 1;
+    train::train_model(t);
+    const auto m = train::load_cost_model(t.out, 1);
+    EXPECT_EQ(m->name(), name);
+    EXPECT_EQ(m->collection(), Collection::kLayout);
+    const std::string g = fs::directory_iterator(fs::path(dir_->str()) / "test")->path().string();
+    EXPECT_EQ(m->score(load_graph(g)), train::predict_costs(t.out, g));
+    const double before = kendall_tau_b(m->score(fresh), truth);
+    train::RefitOptions r;
+    r.steps = 60;
+    r.lr = 1e-3;
+    m->refit({fresh}, r);
+    const auto refitted = m->score(fresh);
+    const double after = kendall_tau_b(refitted, truth);
+    EXPECT_GT(after, before + 0.05) << before << " -> " << after;
+    m->save(out / (name + ".refit.pt"));
+    const auto reloaded = train::load_cost_model(out / (name + ".refit.pt"), 1)->score(fresh);
+    ASSERT_EQ(reloaded.size(), refitted.size());
+    for (size_t i = 0; i < reloaded.size(); ++i)
+      EXPECT_NEAR(reloaded[i], refitted[i], 1e-5 * (1 + std::abs(refitted[i])));
+    // A graph of another collection is refused with a clear error.
+    EXPECT_THROW(m->score(small_graph(Collection::kTile)), InputError);
+  }
 }
 
 TEST(AstTraining, AstGcnLearnsSyntaxTreesAndRefusesGraphs) {

@@ -1,0 +1,149 @@
+// The in-memory cost models behind train/cost_model.h:
+//   NeuralCostModel - a LibTorch network with its normaliser; refit fine-tunes it with the loss
+//                     it was trained with (AdamW, clipping), on seeded batches of the measured
+//                     configurations.
+//   XgbCostModel    - the XGBoost booster, loaded once; refit adds boosting rounds fitted to
+//                     the measured graphs (training continuation).
+#include "train/cost_model.h"
+
+#include <torch/torch.h>
+
+#include <numeric>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "model/models.h"
+#include "train/checkpoint.h"
+#include "train/step.h"
+#include "train/xgb.h"
+
+namespace tcost::train {
+namespace {
+
+constexpr int64_t kChunk = 256;  // configurations per forward pass at most (see chunking.h)
+
+void check_fits(const Graph& g, const model::Normalizer& n, const std::string& model) {
+  if (g.collection != n.collection || g.node_feat_width != n.node_feat_width ||
+      g.config_feat_width != n.config_feat_width) {
+    throw InputError(fmt::format(
+        "{}: a {} graph with {} node and {} config features, but the {} model reads {} graphs "
+        "with {} and {}",
+        g.source.empty() ? g.name : g.source, collection_name(g.collection), g.node_feat_width,
+        g.config_feat_width, model, collection_name(n.collection), n.node_feat_width,
+        n.config_feat_width));
+  }
+}
+
+class NeuralCostModel final : public CostModel {
+ public:
+  explicit NeuralCostModel(Checkpoint ck) : ck_(std::move(ck)) {}
+  std::string name() const override { return ck_.meta.model.name; }
+  Collection collection() const override { return ck_.normalizer.collection; }
+
+  std::vector<double> score(const Graph& g) override {
+    if (collection() == Collection::kAst)
+      throw InputError(fmt::format("{}: ast-gcn scores syntax trees, not graphs", g.name));
+    check_fits(g, ck_.normalizer, name());
+    const auto prepared = model::prepare_graph(g, ck_.normalizer, ck_.model->prune_hops());
+    return predict_prepared(*ck_.model, prepared, kChunk, ck_.meta.model.hidden);
+  }
+
+  std::vector<double> score(const AstSet& s) override {
+    if (collection() != Collection::kAst)
+      throw InputError(
+          fmt::format("{}: syntax trees need an ast-gcn model, not {}", s.name, name()));
+    return predict_ast(*ck_.model, s, ck_.normalizer, kChunk);
+  }
+
+  void refit(const std::vector<Graph>& measured, const RefitOptions& o) override {
+    if (collection() == Collection::kAst)
+      throw InputError("ast-gcn refits on syntax trees, which tuning does not build");
+    std::vector<model::PreparedGraph> items;
+    for (const Graph& g : measured) {
+      if (g.num_configs < 2) continue;
+      check_fits(g, ck_.normalizer, name());
+      items.push_back(model::prepare_graph(g, ck_.normalizer, ck_.model->prune_hops()));
+    }
+    if (items.empty() || o.steps <= 0) return;
+    if (!opt_) {
+      opt_ = std::make_unique<torch::optim::AdamW>(
+          ck_.model->parameters(), torch::optim::AdamWOptions(o.lr).weight_decay(1e-5));
+    }
+    StepOptions so;
+    so.loss = ck_.meta.loss.empty() ? resolve_loss("auto", name()) : ck_.meta.loss;
+    so.lr = o.lr;
+    std::mt19937_64 rng(o.seed);
+    torch::manual_seed(o.seed);
+    for (int step = 0; step < o.steps; ++step) {
+      const auto& g = items[step % items.size()];
+      std::vector<int64_t> idx(static_cast<size_t>(g.num_configs()));
+      std::iota(idx.begin(), idx.end(), 0);
+      std::shuffle(idx.begin(), idx.end(), rng);
+      idx.resize(std::min<size_t>(idx.size(), static_cast<size_t>(o.configs_per_step)));
+      optimizer_step(*ck_.model, *opt_, model::select_configs(g, torch::tensor(idx)),
+                     ck_.normalizer, so);
+    }
+  }
+
+  void save(const std::string& path) const override {
+    save_checkpoint(path, ck_.meta, ck_.normalizer, ck_.model, {}, nullptr);
+  }
+
+ private:
+  Checkpoint ck_;
+  std::unique_ptr<torch::optim::AdamW> opt_;  // kept across refits (Adam's moments)
+};
+
+class XgbCostModel final : public CostModel {
+ public:
+  XgbCostModel(Checkpoint ck, int threads) : ck_(std::move(ck)), booster_(ck_.xgb_model, threads) {}
+  std::string name() const override { return "xgb"; }
+  Collection collection() const override { return ck_.normalizer.collection; }
+  std::vector<double> score(const Graph& g) override {
+    check_fits(g, ck_.normalizer, name());
+    return booster_.predict(g);
+  }
+  std::vector<double> score(const AstSet& s) override {
+    throw InputError(fmt::format("{}: syntax trees need an ast-gcn model, not xgb", s.name));
+  }
+  void refit(const std::vector<Graph>& measured, const RefitOptions& o) override {
+    std::vector<Graph> usable;
+    for (const Graph& g : measured) {
+      if (g.num_configs < 2) continue;
+      check_fits(g, ck_.normalizer, name());
+      usable.push_back(g);
+    }
+    if (!usable.empty() && o.steps > 0) booster_.boost(usable, o.steps);
+  }
+  void save(const std::string& path) const override {
+    save_checkpoint(path, ck_.meta, ck_.normalizer, nullptr, booster_.bytes(), nullptr);
+  }
+
+ private:
+  Checkpoint ck_;
+  XgbBooster booster_;
+};
+
+}  // namespace
+
+const std::vector<std::string>& model_names() {
+  static const std::vector<std::string> kNames = [] {
+    std::vector<std::string> n = model::model_names();
+    n.push_back("ast-gcn");
+    n.push_back("xgb");
+    return n;
+  }();
+  return kNames;
+}
+
+std::unique_ptr<CostModel> load_cost_model(const std::string& checkpoint, int threads) {
+  if (threads > 0) torch::set_num_threads(threads);
+  Checkpoint ck = load_checkpoint(checkpoint);
+  if (ck.meta.model.name == "xgb") return std::make_unique<XgbCostModel>(std::move(ck), threads);
+  if (!ck.model) throw InputError(fmt::format("{}: the checkpoint holds no network", checkpoint));
+  return std::make_unique<NeuralCostModel>(std::move(ck));
+}
+
+}  // namespace tcost::train

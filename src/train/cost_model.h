@@ -1,0 +1,49 @@
+// The in-memory cost model: the interface that search and tuning see. Load a checkpoint once,
+// score candidate configurations of graphs built in memory, refit on new measurements, save.
+// The neural models and XGBoost sit behind it; the network itself stays hidden in
+// cost_model.cpp (this header includes no LibTorch).
+//   model_names      - every model tcost can train (the CLI and the tests take the list here).
+//   CostModel        - score / refit / save.
+//   load_cost_model  - the factory: a checkpoint file to a CostModel.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/ast.h"
+#include "core/graph.h"
+
+namespace tcost::train {
+
+const std::vector<std::string>& model_names();  // gcn-baseline, sage, tgraph, ast-gcn, xgb
+
+struct RefitOptions {
+  int steps = 30;             // optimiser steps (neural) or boosting rounds (xgb)
+  double lr = 3e-4;           // neural: fine-tuning learning rate (AdamW)
+  int configs_per_step = 32;  // neural: configurations of one graph per step
+  uint64_t seed = 0;
+};
+
+class CostModel {
+ public:
+  virtual ~CostModel() = default;
+  virtual std::string name() const = 0;       // one of model_names()
+  virtual Collection collection() const = 0;  // what it reads: layout, tile or ast
+  // Predicted costs of every configuration of g, higher = slower (g's runtimes are not read).
+  // InputError when g does not fit the model (collection, feature widths).
+  virtual std::vector<double> score(const Graph& g) = 0;
+  // The same for syntax-tree sets (ast-gcn); InputError for the other models.
+  virtual std::vector<double> score(const AstSet& s) = 0;
+  // Fine-tunes on measured graphs (every configuration's runtime known), in memory.
+  virtual void refit(const std::vector<Graph>& measured, const RefitOptions& o) = 0;
+  // A checkpoint that load_cost_model reads back (written atomically).
+  virtual void save(const std::string& path) const = 0;
+};
+
+// InputError for a missing, corrupt or incompatible checkpoint. threads: LibTorch/XGBoost
+// threads (0: their default).
+std::unique_ptr<CostModel> load_cost_model(const std::string& checkpoint, int threads = 0);
+
+}  // namespace tcost::train

@@ -1,0 +1,93 @@
+// Losses, one optimiser step, and chunked prediction (step.h, losses.h).
+#include "train/step.h"
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "train/chunking.h"
+#include "train/losses.h"
+
+namespace tcost::train {
+
+torch::Tensor listmle_loss(const torch::Tensor& cost, const torch::Tensor& target) {
+  const auto order = std::get<1>(target.sort(0, /*descending=*/false));  // fastest first
+  const auto s = (-cost).index_select(0, order);
+  // log sum_{j >= i} exp(s_j), for every i: a reversed cumulative log-sum-exp.
+  const auto tail = torch::logcumsumexp(s.flip(0), 0).flip(0);
+  return (tail - s).mean();
+}
+
+torch::Tensor hinge_loss(const torch::Tensor& cost, const torch::Tensor& target, double margin) {
+  const auto faster =
+      (target.unsqueeze(1) < target.unsqueeze(0)).to(cost.dtype());  // i faster than j
+  const auto diff = cost.unsqueeze(0) - cost.unsqueeze(1);           // [i][j] = cost_j - cost_i
+  const auto pairs = faster.sum().clamp_min(1);
+  return (torch::relu(margin - diff) * faster).sum() / pairs;
+}
+
+torch::Tensor mse_loss(const torch::Tensor& cost, const torch::Tensor& target, double log_mean,
+                       double log_std) {
+  const auto y = ((target.log() - log_mean) / log_std).to(cost.dtype());
+  return (cost - y).pow(2).mean();
+}
+
+std::string resolve_loss(const std::string& loss, const std::string& model) {
+  if (loss == "auto") return model == "tgraph" ? "hinge" : model == "ast-gcn" ? "mse" : "listmle";
+  if (loss == "listmle" || loss == "hinge" || loss == "mse") return loss;
+  throw UsageError(fmt::format("--loss: expected listmle, hinge, mse or auto, found '{}'", loss));
+}
+
+torch::Tensor batch_loss(const torch::Tensor& cost, const model::PreparedGraph& batch,
+                         const model::Normalizer& norm, const StepOptions& o) {
+  if (o.loss == "listmle") return listmle_loss(cost, batch.targets);
+  if (o.loss == "hinge") return hinge_loss(cost, batch.targets, o.margin);
+  return mse_loss(cost, batch.targets, norm.log_target_mean, norm.log_target_std);
+}
+
+double optimizer_step(model::Network& m, torch::optim::Optimizer& opt,
+                      const model::PreparedGraph& batch, const model::Normalizer& norm,
+                      const StepOptions& o) {
+  m.train();
+  const auto cost = m.forward(batch.input, batch.configs);
+  const auto loss = batch_loss(cost, batch, norm, o);
+  for (auto& group : opt.param_groups())
+    static_cast<torch::optim::AdamWOptions&>(group.options()).lr(o.lr);
+  opt.zero_grad();
+  loss.backward();
+  torch::nn::utils::clip_grad_norm_(m.parameters(), o.clip);
+  opt.step();
+  return loss.item<double>();
+}
+
+std::vector<double> predict_prepared(model::Network& m, const model::PreparedGraph& g,
+                                     int64_t chunk, int64_t hidden) {
+  torch::NoGradGuard no_grad;
+  m.eval();
+  const int64_t c = g.num_configs();
+  const int64_t step = configs_per_pass(chunk, g.input.num_nodes, hidden, kInferenceBudget);
+  std::vector<double> out(static_cast<size_t>(c));
+  for (int64_t s = 0; s < c; s += step) {
+    const int64_t len = std::min(step, c - s);
+    const auto cost =
+        m.forward(g.input, g.configs.narrow(0, s, len)).to(torch::kFloat64).contiguous();
+    std::copy_n(cost.data_ptr<double>(), len, out.begin() + s);
+  }
+  return out;
+}
+
+std::vector<double> predict_ast(model::Network& m, const AstSet& set, const model::Normalizer& norm,
+                                int64_t chunk) {
+  torch::NoGradGuard no_grad;
+  m.eval();
+  std::vector<double> out;
+  for (int64_t s = 0; s < set.num_configs; s += chunk) {
+    std::vector<int64_t> idx;
+    for (int64_t c = s; c < std::min(set.num_configs, s + chunk); ++c) idx.push_back(c);
+    const auto b = model::prepare_ast_batch(set, idx, norm);
+    const auto cost = m.forward(b.input, b.configs).to(torch::kFloat64).contiguous();
+    out.insert(out.end(), cost.data_ptr<double>(), cost.data_ptr<double>() + cost.numel());
+  }
+  return out;
+}
+
+}  // namespace tcost::train

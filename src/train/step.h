@@ -1,0 +1,43 @@
+// The pieces of training that the trainer (trainer.cpp) and the in-memory cost model's refit
+// (cost_model.cpp) share: one optimiser step on a batch of configurations, and prediction over
+// all configurations of a prepared graph or syntax-tree set in cache-sized chunks.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <string>
+#include <vector>
+
+#include "core/ast.h"
+#include "model/features.h"
+#include "model/models.h"
+
+namespace tcost::train {
+
+struct StepOptions {
+  std::string loss = "hinge";  // listmle | hinge | mse
+  double margin = 1.0;         // hinge margin
+  double clip = 1.0;           // gradient-norm clipping
+  double lr = 1e-3;            // learning rate of this step
+};
+
+// The loss of `cost` against the batch's targets.
+torch::Tensor batch_loss(const torch::Tensor& cost, const model::PreparedGraph& batch,
+                         const model::Normalizer& norm, const StepOptions& o);
+// Forward, loss, backward, clipping and one optimiser step. Returns the loss.
+double optimizer_step(model::Network& m, torch::optim::Optimizer& opt,
+                      const model::PreparedGraph& batch, const model::Normalizer& norm,
+                      const StepOptions& o);
+
+// Costs of all configurations of a prepared graph, in chunks, without gradients.
+std::vector<double> predict_prepared(model::Network& m, const model::PreparedGraph& g,
+                                     int64_t chunk, int64_t hidden);
+// Costs of all configurations of a syntax-tree set, batch by batch.
+std::vector<double> predict_ast(model::Network& m, const AstSet& set, const model::Normalizer& norm,
+                                int64_t chunk);
+
+// The loss a model trains with by default ("auto"): hinge for tgraph, mse for ast-gcn,
+// listmle otherwise. UsageError for an unknown name.
+std::string resolve_loss(const std::string& loss, const std::string& model);
+
+}  // namespace tcost::train
