@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   tcost::cli::register_bench(app);
   tcost::cli::register_model_commands(app);
   tcost::cli::register_collect(app);
+  tcost::cli::register_tune(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

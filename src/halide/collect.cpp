@@ -1,7 +1,6 @@
 #include "halide/collect.h"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <ctime>
@@ -9,7 +8,6 @@
 #include <fstream>
 #include <limits>
 #include <map>
-#include <mutex>
 #include <random>
 #include <set>
 #include <thread>
@@ -26,6 +24,7 @@
 #include "core/tpugraphs_io.h"
 #include "halide/featurize.h"
 #include "halide/measure.h"
+#include "halide/measure_batch.h"
 #include "halide/result_log.h"
 #include "halide/zoo.h"
 
@@ -46,30 +45,6 @@ std::map<std::string, std::vector<size_t>> first_pass_by_program(const ResultLog
       out[rec.value("instance", "")].push_back(i);
   }
   return out;
-}
-
-// One schedule of one program to measure, in the first pass (1) or the second (2).
-struct Job {
-  const Program* program;
-  Schedule schedule;
-  std::string key;
-  int pass;
-};
-
-// Appends the outcome of one measurement, success or failure.
-void record(ResultLog& log, const Job& j, int threads, const MeasureResult& r) {
-  log.append({{"key", j.key},
-              {"pass", j.pass},
-              {"instance", j.program->name()},
-              {"family", j.program->info().family},
-              {"schedule", schedule_to_json(j.schedule)},
-              {"ok", r.ok},
-              {"error", r.error},
-              {"compile_ms", r.compile_ms},
-              {"best_ns", r.best_ns},
-              {"third_ns", r.third_ns},
-              {"runs", r.runs},
-              {"threads", threads}});
 }
 
 struct Measured {
@@ -349,61 +324,34 @@ CollectSummary collect(const CollectOptions& o) {
   mo.timeout_s = o.timeout_s;
   mo.max_run_seconds = o.max_run_seconds;
   mo.lock_path = (fs::path(o.out) / ".measure.lock").string();
-  const auto start = std::chrono::steady_clock::now();
+  BatchOptions bo;
+  bo.measure = mo;
+  bo.workers = o.workers;
+  bo.threads = o.threads;
+  if (o.time_budget_min > 0) {
+    bo.deadline = std::chrono::steady_clock::now() +
+                  std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                      std::chrono::duration<double>(o.time_budget_min * 60));
+  }
   bool out_of_time = false;
-  // Runs the jobs not on record yet: `workers` threads each run one measuring child process at
-  // a time (compiles overlap; timed runs take the lock alone).
-  const auto run = [&](const char* label, const std::vector<Job>& all_jobs) {
-    std::vector<const Job*> jobs;
-    for (const auto& j : all_jobs) {
-      if (log.done(j.key)) {
-        ++summary.skipped;
-      } else {
-        jobs.push_back(&j);
-      }
-    }
-    Progress progress(label, static_cast<int64_t>(jobs.size()));
-    std::mutex mu;
-    std::atomic<size_t> next{0};
-    std::atomic<bool> stop{false};
-    int64_t done = 0;
-    const auto worker = [&] {
-      for (;;) {
-        const size_t n = next++;
-        if (n >= jobs.size() || stop) return;
-        const double minutes =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / 60;
-        if (o.time_budget_min > 0 && minutes > o.time_budget_min) {
-          stop = true;
-          return;
-        }
-        const Job& j = *jobs[n];
-        const MeasureResult r = measure_isolated([&program = *j.program, &s = j.schedule,
-                                                  th = o.threads] { return build(program, s, th); },
-                                                 mo);
-        std::lock_guard<std::mutex> g(mu);
-        record(log, j, o.threads, r);
-        r.ok ? ++summary.measured : ++summary.failed;
-        progress.update(++done, j.program->name());
-      }
-    };
-    std::vector<std::thread> threads;
-    for (int w = 0; w < std::max(1, o.workers); ++w) threads.emplace_back(worker);
-    for (auto& th : threads) th.join();
-    progress.finish();
-    out_of_time = out_of_time || stop;
+  const auto run = [&](const char* label, const std::vector<MeasureJob>& jobs) {
+    const BatchSummary b = measure_batch(log, jobs, bo, label);
+    summary.measured += b.measured;
+    summary.failed += b.failed;
+    summary.skipped += b.skipped;
+    out_of_time = out_of_time || b.out_of_time;
   };
-  std::vector<Job> first;
+  std::vector<MeasureJob> first;
   for (size_t i = 0; i < programs.size(); ++i) {
     for (const auto& s : planned[i])
-      first.push_back({&programs[i], s, programs[i].name() + "|" + schedule_key(s), 1});
+      first.push_back({&programs[i], s, measurement_key(programs[i], s), 1, nullptr});
   }
   if (o.measure) run("measuring", first);
   const auto measured = first_pass_by_program(log);
   // Second pass (--remeasure): time a seeded sample of the measured schedules again; the tau
   // between the passes bounds what any model can reach on this data.
   if (o.measure && o.remeasure > 0 && !out_of_time) {
-    std::vector<Job> second;
+    std::vector<MeasureJob> second;
     for (const auto& p : programs) {
       const auto it = measured.find(p.name());
       if (it == measured.end()) continue;
@@ -417,7 +365,7 @@ CollectSummary collect(const CollectOptions& o) {
       for (size_t i = 0; i < take; ++i) {
         const auto& rec = log.records()[done[i]];
         second.push_back({&p, schedule_from_json(rec.at("schedule")),
-                          "remeasure|" + rec.at("key").get<std::string>(), 2});
+                          "remeasure|" + rec.at("key").get<std::string>(), 2, nullptr});
       }
     }
     run("re-measuring", second);

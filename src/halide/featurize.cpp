@@ -79,7 +79,7 @@ Graph layout_graph(const ProgramInfo& p, const std::vector<Schedule>& schedules,
   g.config_feat.assign(static_cast<size_t>(c) * nc * kStageConfigWidth, 0.0f);
   for (int64_t i = 0; i < c; ++i) {
     for (size_t j = 0; j < nc; ++j) {
-      encode_stage(p.nodes[g.config_node_ids[j]], schedules[i][j],
+      encode_stage(p.nodes[g.config_node_ids[j]], static_cast<int>(j), schedules[i][j],
                    &g.config_feat[(static_cast<size_t>(i) * nc + j) * kStageConfigWidth]);
     }
   }

@@ -191,8 +191,8 @@ AstTree lower_ast(const Program& program, const Schedule& s, int max_nodes) {
   try {
     apply_schedule(program, s);
     Pipeline pipeline(program.impl().outputs);
-    const Module m =
-        pipeline.compile_to_module(pipeline.infer_arguments(), "tcost_program", jit_target());
+    const Module m = pipeline.compile_to_module(pipeline.infer_arguments(), "tcost_program",
+                                                program.impl().target);
     std::map<std::string, Internal::Stmt> closures;
     for (const auto& fn : m.functions()) {
       if (fn.name != "tcost_program") closures[fn.name] = fn.body;

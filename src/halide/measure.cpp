@@ -23,11 +23,11 @@ using Clock = std::chrono::steady_clock;
 struct Wire {
   int ok = 0;
   int runs = 0;
-  double compile_ms = 0, best_ns = 0, third_ns = 0;
+  double compile_ms = 0, search_ms = 0, best_ns = 0, third_ns = 0;
   char error[256] = {};
 };
 
-Wire run_child(const std::function<std::function<void()>()>& prepare, const MeasureOptions& o) {
+Wire run_child(const std::function<Workload()>& prepare, const MeasureOptions& o) {
   Wire w;
   // The lock is released when the process ends (fd closed by _exit).
   const int lock = o.lock_path.empty() ? -1 : open(o.lock_path.c_str(), O_RDWR | O_CREAT, 0644);
@@ -39,8 +39,10 @@ Wire run_child(const std::function<std::function<void()>()>& prepare, const Meas
   try {
     hold(LOCK_SH);
     const auto t0 = Clock::now();
-    const std::function<void()> work = prepare();
+    const Workload workload = prepare();
+    const std::function<void()>& work = workload.run;
     w.compile_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    w.search_ms = workload.search_ms;
     hold(LOCK_UN);
     hold(LOCK_EX);
     for (int i = 0; i < o.warmup_runs; ++i) work();
@@ -59,6 +61,14 @@ Wire run_child(const std::function<std::function<void()>()>& prepare, const Meas
       }
     }
     std::sort(times.begin(), times.end());
+    hold(LOCK_UN);  // checking the outputs need not keep other measurements waiting
+    if (workload.check) {
+      const std::string wrong = workload.check();
+      if (!wrong.empty()) {
+        std::snprintf(w.error, sizeof(w.error), "wrong output: %s", wrong.c_str());
+        return w;
+      }
+    }
     w.ok = 1;
     w.runs = static_cast<int>(times.size());
     w.best_ns = times.front();
@@ -75,6 +85,13 @@ Wire run_child(const std::function<std::function<void()>()>& prepare, const Meas
 
 MeasureResult measure_isolated(const std::function<std::function<void()>()>& prepare,
                                const MeasureOptions& o) {
+  return measure_isolated(std::function<Workload()>([&prepare] {
+                            return Workload{prepare(), {}, 0};
+                          }),
+                          o);
+}
+
+MeasureResult measure_isolated(const std::function<Workload()>& prepare, const MeasureOptions& o) {
   MeasureResult r;
   int fds[2];
   if (pipe(fds) != 0) {
@@ -139,11 +156,97 @@ MeasureResult measure_isolated(const std::function<std::function<void()>()>& pre
   } else {
     r.ok = true;
     r.compile_ms = w.compile_ms;
+    r.search_ms = w.search_ms;
     r.best_ns = w.best_ns;
     r.third_ns = w.third_ns;
     r.runs = w.runs;
   }
   return r;
+}
+
+bool compute_isolated(const std::function<std::string()>& produce, double timeout_s,
+                      std::string& bytes, std::string& error) {
+  bytes.clear();
+  int fds[2];
+  if (pipe(fds) != 0) {
+    error = fmt::format("pipe: {}", std::strerror(errno));
+    return false;
+  }
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    error = fmt::format("fork: {}", std::strerror(errno));
+    return false;
+  }
+  if (pid == 0) {  // child: a status byte, the length, then the bytes (or the error text)
+    close(fds[0]);
+    std::string out;
+    char status = 1;
+    try {
+      out = produce();
+    } catch (const std::exception& e) {
+      out = e.what();
+      status = 0;
+    } catch (...) {
+      out = "unknown exception";
+      status = 0;
+    }
+    const uint64_t len = out.size();
+    std::string msg(1, status);
+    msg.append(reinterpret_cast<const char*>(&len), sizeof len);
+    msg += out;
+    const char* p = msg.data();
+    size_t left = msg.size();
+    while (left > 0) {
+      const ssize_t n = write(fds[1], p, left);
+      if (n <= 0) break;
+      p += n;
+      left -= static_cast<size_t>(n);
+    }
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string got;
+  const auto deadline = Clock::now() + std::chrono::duration<double>(timeout_s);
+  bool timed_out = false;
+  char buf[1 << 16];
+  for (;;) {
+    const double left_ms =
+        std::chrono::duration<double, std::milli>(deadline - Clock::now()).count();
+    if (left_ms <= 0) {
+      timed_out = true;
+      break;
+    }
+    pollfd pfd{fds[0], POLLIN, 0};
+    const int ready = poll(&pfd, 1, static_cast<int>(std::min(left_ms, 1000.0)) + 1);
+    if (ready <= 0) continue;
+    const ssize_t n = read(fds[0], buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got.append(buf, static_cast<size_t>(n));
+  }
+  close(fds[0]);
+  if (timed_out) kill(pid, SIGKILL);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  uint64_t len = 0;
+  if (timed_out) {
+    error = fmt::format("timeout after {:.1f} s", timeout_s);
+  } else if (WIFSIGNALED(status)) {
+    error = fmt::format("crashed (signal {})", WTERMSIG(status));
+  } else if (got.size() < 1 + sizeof len ||
+             (std::memcpy(&len, got.data() + 1, sizeof len), got.size() != 1 + sizeof len + len)) {
+    error = "the child exited before reporting";
+  } else if (got[0] != 1) {
+    error = got.substr(1 + sizeof len);
+  } else {
+    bytes = got.substr(1 + sizeof len);
+    return true;
+  }
+  return false;
 }
 
 }  // namespace tcost::halide

@@ -4,7 +4,9 @@
 //                      best and third-best agree within a tolerance or a cap is reached. The
 //                      parent enforces a wall-clock timeout (the child is killed) and turns a
 //                      crash into a recorded failure: a failed measurement is data, not an
-//                      exception, so a collection goes on.
+//                      exception, so a collection goes on. A workload may check its outputs
+//                      after timing: a wrong answer is a recorded failure too.
+//   compute_isolated - a computation in a forked child whose bytes come back by a pipe.
 #pragma once
 
 #include <functional>
@@ -26,16 +28,34 @@ struct MeasureOptions {
 
 struct MeasureResult {
   bool ok = false;
-  std::string error;      // "timeout", "crashed (signal 11)", "failed: <message>", ...
+  // "timeout", "crashed (signal 11)", "failed: <message>", "wrong output: <message>", ...
+  std::string error;
   double compile_ms = 0;  // time spent in prepare()
+  double search_ms = 0;   // of which searching for a schedule (Workload::search_ms)
   double best_ns = 0;     // fastest timed run
   double third_ns = 0;    // third-fastest timed run (the agreement check)
   int runs = 0;           // timed runs made
 };
 
+// What a measuring child times: `run`, then (once, after timing) `check`, which returns an
+// empty string when the outputs are right and a description of the difference otherwise.
+struct Workload {
+  std::function<void()> run;
+  std::function<std::string()> check;  // optional
+  double search_ms = 0;                // time prepare spent choosing a schedule (autoschedulers)
+};
+
 // `prepare` runs in the child and returns the workload to time; an exception it throws is a
-// recorded failure with its message.
+// recorded failure with its message, and so is a failed check ("wrong output: ...").
+MeasureResult measure_isolated(const std::function<Workload()>& prepare,
+                               const MeasureOptions& options);
 MeasureResult measure_isolated(const std::function<std::function<void()>()>& prepare,
                                const MeasureOptions& options);
+
+// Runs `produce` in a forked child and returns the bytes it made (the reference output of a
+// program, computed away from the parent, which must never start Halide's thread pool before
+// it forks). On a timeout, crash or exception: nothing, and `error` says why.
+bool compute_isolated(const std::function<std::string()>& produce, double timeout_s,
+                      std::string& bytes, std::string& error);
 
 }  // namespace tcost::halide

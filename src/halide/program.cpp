@@ -9,8 +9,11 @@
 //   make_program                 - all of the above into a Program.
 //   apply_schedule / build / run_output.
 #include <algorithm>
+#include <cctype>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <random>
 #include <set>
@@ -410,9 +413,10 @@ void Program::Impl::reset_schedules() {
     Function f = functions[i];
     if (!f.get_contents().defined()) continue;
     f.schedule() = saved_func[i].deep_copy(same);
-    f.definition().schedule() = saved_stage[i][0].get_copy();
+    // Whole definitions: rfactor rewrites an update's values, not just its schedule.
+    f.definition() = saved_definitions[i][0].get_copy();
     for (size_t u = 0; u < f.updates().size(); ++u)
-      f.update(static_cast<int>(u)).schedule() = saved_stage[i][u + 1].get_copy();
+      f.update(static_cast<int>(u)) = saved_definitions[i][u + 1].get_copy();
   }
 }
 
@@ -430,7 +434,30 @@ Target jit_target() {
 
 std::string jit_target_name() { return jit_target().to_string(); }
 
+namespace {
+
+// Halide's warnings ("Not folding Func ...") would flood a collection's terminal: they are
+// dropped unless TCOST_HALIDE_WARNINGS=1. Errors still throw CompileError, as without a
+// reporter.
+class Reporter : public CompileTimeErrorReporter {
+ public:
+  void warning(const char* msg) override {
+    if (const char* show = std::getenv("TCOST_HALIDE_WARNINGS"); show && std::string(show) == "1")
+      std::fputs(msg, stderr);
+  }
+  void error(const char* msg) override { throw CompileError(msg); }
+};
+
+void install_reporter() {
+  static Reporter reporter;
+  static const bool once = (set_custom_compile_time_error_reporter(&reporter), true);
+  (void)once;
+}
+
+}  // namespace
+
 Program make_program(const PipelineSource& src) {
+  install_reporter();
   if (src.outputs.empty()) throw InputError(fmt::format("{}: a program needs an output", src.name));
   auto impl = std::make_shared<Program::Impl>();
   ProgramInfo& info = impl->info;
@@ -442,6 +469,7 @@ Program make_program(const PipelineSource& src) {
   impl->seed = src.seed;
   impl->fill = src.fill;
   impl->bound_outputs = src.bound_outputs;
+  impl->target = jit_target();
   std::vector<Function> outs;
   for (const Func& f : src.outputs) outs.push_back(f.function());
   std::map<std::string, Function> env = Internal::build_environment(outs);
@@ -618,7 +646,7 @@ Program make_program(const PipelineSource& src) {
   for (const Function& f : impl->functions) {
     if (!f.get_contents().defined()) {
       impl->saved_func.emplace_back();
-      impl->saved_stage.emplace_back();
+      impl->saved_definitions.emplace_back();
       continue;
     }
     std::map<Internal::FunctionPtr, Internal::FunctionPtr> same;
@@ -626,8 +654,8 @@ Program make_program(const PipelineSource& src) {
       if (g.get_contents().defined()) same[g.get_contents()] = g.get_contents();
     }
     impl->saved_func.push_back(f.schedule().deep_copy(same));
-    impl->saved_stage.push_back({f.definition().schedule().get_copy()});
-    for (const auto& u : f.updates()) impl->saved_stage.back().push_back(u.schedule().get_copy());
+    impl->saved_definitions.push_back({f.definition().get_copy()});
+    for (const auto& u : f.updates()) impl->saved_definitions.back().push_back(u.get_copy());
   }
   return Program(impl);
 }
@@ -647,11 +675,16 @@ void Program::Impl::bind_inputs() {
     TCOST_CHECK(v >= 0, "input {} has no node", name);
     const auto& r = input_regions.at(v);
     std::vector<int> sizes;
+    // Slack as the zoo's inputs have, unless exact (a schedule reading outside the region
+    // then fails its bounds check instead of reading slack that a user's buffer lacks).
+    const int after_x = exact_inputs ? 0 : 64, around_y = exact_inputs ? 0 : 16;
     for (size_t k = 0; k < r.size(); ++k)
-      sizes.push_back(static_cast<int>(r[k].second) + (k == 0 ? 64 : k == 1 ? 32 : 0));
+      sizes.push_back(static_cast<int>(r[k].second) + (k == 0   ? after_x
+                                                       : k == 1 ? 2 * around_y
+                                                                : 0));
     Buffer<> b(p.type(), sizes, name);
     for (size_t k = 0; k < r.size(); ++k)
-      b.translate(static_cast<int>(k), static_cast<int>(r[k].first) - (k == 1 ? 16 : 0));
+      b.translate(static_cast<int>(k), static_cast<int>(r[k].first) - (k == 1 ? around_y : 0));
     fill_random(b, rng);
     p.set_buffer(b);
     buffers.push_back(b);
@@ -712,90 +745,259 @@ void fill_random(Buffer<>& b, std::mt19937& rng) {
 
 namespace {
 
-// Schedules one definition (pure or update) of a stage: tiles, loop order, vector, unroll,
-// parallel. Returns the loop at which stages computed "at the output's tile" are placed.
-// `guard`: splits guard their tails with an if (updates of outputs: the default, rounding
-// up, would write past the output buffer, which is compiled without bounds asserts).
-VarOrRVar schedule_definition(Stage stage, const std::vector<Var>& vars,
-                              const std::vector<RVar>& rvars, const StageSchedule& st, int tag,
-                              bool guard) {
-  const TailStrategy tail = guard ? TailStrategy::GuardWithIf : TailStrategy::Auto;
-  std::vector<VarOrRVar> pure;  // innermost first
-  const std::string t = std::to_string(tag);
-  Var xo("xo" + t), xi("xi" + t), yo("yo" + t), yi("yi" + t);
-  if (st.tile_x > 0 && vars.size() >= 2 && st.tile_y > 0) {
-    stage.tile(vars[0], vars[1], xo, yo, xi, yi, st.tile_x, st.tile_y, tail);
-    pure = {xi, yi, xo, yo};
-    for (size_t k = 2; k < vars.size(); ++k) pure.push_back(vars[k]);
-  } else if (st.tile_x > 0) {
-    stage.split(vars[0], xo, xi, st.tile_x, tail);
-    pure = {xi, xo};
-    for (size_t k = 1; k < vars.size(); ++k) pure.push_back(vars[k]);
-  } else {
-    for (const Var& v : vars) pure.push_back(v);
+// Schedules one definition (pure or update) of a stage after its loop plan (pure_loops):
+// splits, order with the reduction loops, vector, unrolls, parallelism. Returns the loop at
+// which producers computed at this stage's (inner or outer) tile are placed.
+// `guard`: splits guard their tails with an if (updates of outputs: the default, rounding up,
+// would write past the output buffer, which is compiled without bounds asserts; stages
+// computed per tile).
+struct DefinitionLoops {
+  VarOrRVar inner_tile, outer_tile;
+};
+
+// The C++ of the directives apply_schedule issues (what `-e schedule` writes): every directive
+// names its variables by their names, which is how Halide matches them.
+class Source {
+ public:
+  void line(const std::string& l) { lines_ += "    " + l + "\n"; }
+  std::string text() const { return lines_; }
+  static std::string ident(const std::string& name) {
+    std::string out;
+    for (char c : name) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+    return out;
   }
-  if (st.order == 1 && pure.size() >= 4) std::reverse(pure.begin() + 2, pure.end());
-  // Reduction loops innermost (Halide's default), or just outside the inner tile.
-  std::vector<VarOrRVar> loops;
-  const size_t inner = st.tile_y > 0 ? 2 : 1;
-  if (st.reduce_outer == 1 && !rvars.empty()) {
-    for (size_t k = 0; k < pure.size(); ++k) {
-      if (k == std::min(inner, pure.size())) loops.insert(loops.end(), rvars.begin(), rvars.end());
-      loops.push_back(pure[k]);
+  static std::string v(const VarOrRVar& x) {
+    return fmt::format("{}(\"{}\")", x.is_rvar ? "RVar" : "Var", x.name());
+  }
+  static std::string tail(TailStrategy t) {
+    return t == TailStrategy::GuardWithIf ? "TailStrategy::GuardWithIf" : "TailStrategy::Auto";
+  }
+
+ private:
+  std::string lines_;
+};
+
+DefinitionLoops schedule_definition(Stage stage, const NodeInfo& n, const std::vector<Var>& vars,
+                                    const std::vector<RVar>& rvars, const StageSchedule& st,
+                                    int tag, bool guard, Source* src, const std::string& name) {
+  const TailStrategy tail = guard ? TailStrategy::GuardWithIf : TailStrategy::Auto;
+  const auto emit = [&](const std::string& l) {
+    if (src != nullptr) src->line(name + l + ";");
+  };
+  const std::string t = std::to_string(tag);
+  const std::vector<Loop> plan = pure_loops(n, st);
+  // The Halide variable of each (dimension, level).
+  std::map<std::pair<int, int>, VarOrRVar> var;
+  const int split[3] = {st.tile_x, st.tile_y, st.tile_c};
+  const int outer[2] = {st.outer_x, st.outer_y};
+  const char* names = "xyc";
+  for (size_t d = 0; d < vars.size(); ++d) {
+    const int di = static_cast<int>(d);
+    const int f = d < 3 ? split[d] : 0;
+    if (f <= 0) {
+      var.emplace(std::make_pair(di, static_cast<int>(kLoopWhole)), vars[d]);
+      continue;
     }
-    if (inner >= pure.size()) loops.insert(loops.end(), rvars.begin(), rvars.end());
-  } else {
+    const std::string base = std::string(1, names[d]) + t;
+    Var in(base + "i"), out(base + "o");
+    stage.split(vars[d], out, in, f, tail);
+    emit(fmt::format(".split({}, {}, {}, {}, {})", Source::v(vars[d]), Source::v(out),
+                     Source::v(in), f, Source::tail(tail)));
+    var.emplace(std::make_pair(di, static_cast<int>(kLoopInner)), in);
+    if (d < 2 && outer[d] > 0) {
+      Var mid(base + "m"), top(base + "O");
+      stage.split(out, top, mid, outer[d], tail);
+      emit(fmt::format(".split({}, {}, {}, {}, {})", Source::v(out), Source::v(top), Source::v(mid),
+                       outer[d], Source::tail(tail)));
+      var.emplace(std::make_pair(di, static_cast<int>(kLoopMiddle)), mid);
+      var.emplace(std::make_pair(di, static_cast<int>(kLoopOuter)), top);
+    } else {
+      var.emplace(std::make_pair(di, static_cast<int>(kLoopOuter)), out);
+    }
+  }
+  std::vector<VarOrRVar> pure;  // innermost first
+  for (const Loop& l : plan) pure.push_back(var.at({l.dim, l.level}));
+  // Reduction loops innermost (Halide's default), just outside the inner tile, or outermost.
+  std::vector<VarOrRVar> loops;
+  if (st.reduce_outer == 0 || rvars.empty()) {
     loops.insert(loops.end(), rvars.begin(), rvars.end());
     loops.insert(loops.end(), pure.begin(), pure.end());
+  } else {
+    const size_t at =
+        st.reduce_outer == 2 ? pure.size() : std::min<size_t>(st.tile_y > 0 ? 2 : 1, pure.size());
+    loops.insert(loops.end(), pure.begin(), pure.begin() + static_cast<long>(at));
+    loops.insert(loops.end(), rvars.begin(), rvars.end());
+    loops.insert(loops.end(), pure.begin() + static_cast<long>(at), pure.end());
   }
-  if (loops.size() >= 2) stage.reorder(loops);
-  if (st.vector > 1) stage.vectorize(pure[0], st.vector, tail);
-  if (st.unroll > 1 && pure.size() >= 2) stage.unroll(pure[1], st.unroll, tail);
-  if (st.parallel) stage.parallel(pure.back());
-  return st.tile_x > 0 ? VarOrRVar(xo) : pure.back();
+  if (loops.size() >= 2) {
+    stage.reorder(loops);
+    std::string list;
+    for (const auto& l : loops) list += (list.empty() ? "" : ", ") + Source::v(l);
+    emit(".reorder({" + list + "})");
+  }
+  DefinitionLoops out{pure.back(), pure.back()};
+  if (st.tile_x > 0) {
+    out.inner_tile = var.at({0, st.outer_x > 0 ? kLoopMiddle : kLoopOuter});
+    out.outer_tile = var.at({0, kLoopOuter});
+  }
+  if (st.parallel == 2 && pure.size() >= 2) {
+    Var fused("f" + t);
+    stage.fuse(pure[pure.size() - 2], pure.back(), fused).parallel(fused);
+    emit(fmt::format(".fuse({}, {}, {}).parallel({})", Source::v(pure[pure.size() - 2]),
+                     Source::v(pure.back()), Source::v(fused), Source::v(fused)));
+    if (st.tile_x == 0) out.inner_tile = out.outer_tile = fused;
+    if (out.inner_tile.name() == pure.back().name() ||
+        out.inner_tile.name() == pure[pure.size() - 2].name())
+      out.inner_tile = fused;
+    if (out.outer_tile.name() == pure.back().name() ||
+        out.outer_tile.name() == pure[pure.size() - 2].name())
+      out.outer_tile = fused;
+  } else if (st.parallel >= 1) {
+    stage.parallel(pure.back());
+    emit(fmt::format(".parallel({})", Source::v(pure.back())));
+  }
+  if (st.vector > 1) {
+    stage.vectorize(pure[0], st.vector, tail);
+    emit(fmt::format(".vectorize({}, {}, {})", Source::v(pure[0]), st.vector, Source::tail(tail)));
+  }
+  const int unrolls[2] = {st.unroll, st.unroll2};
+  for (size_t k = 1; k <= 2; ++k) {
+    if (unrolls[k - 1] <= 1 || pure.size() <= k) continue;
+    stage.unroll(pure[k], unrolls[k - 1], tail);
+    emit(
+        fmt::format(".unroll({}, {}, {})", Source::v(pure[k]), unrolls[k - 1], Source::tail(tail)));
+  }
+  return out;
 }
 
-}  // namespace
+// rfactor: the outermost reduction variable of update u split into `parts` chunks reduced in
+// parallel into an intermediate Func (computed at root), which the update then combines.
+void apply_rfactor(Func f, int u, const StageSchedule& st, int tag, Source* src,
+                   const std::string& name) {
+  const auto& rvs = f.function().update(u).schedule().rvars();
+  if (rvs.empty()) return;
+  const int64_t* extent = Internal::as_const_int(Internal::simplify(rvs.back().extent));
+  if (extent == nullptr || *extent < 2 * st.rfactor) return;  // too short to split
+  const int chunk = static_cast<int>((*extent + st.rfactor - 1) / st.rfactor);
+  const std::string t = std::to_string(tag);
+  RVar r = f.rvars(u).back(), ro("ro" + t), ri("ri" + t);
+  Var part("u" + t);
+  f.update(u).split(r, ro, ri, chunk);
+  Func partial = f.update(u).rfactor(ro, part);
+  partial.compute_root();
+  partial.update(0).parallel(part);
+  if (src != nullptr) {
+    const std::string pname = name + "_partial" + std::to_string(u);
+    src->line(fmt::format("{}.update({}).split({}, {}, {}, {});", name, u, Source::v(r),
+                          Source::v(ro), Source::v(ri), chunk));
+    src->line(fmt::format("Func {} = {}.update({}).rfactor({}, {});", pname, name, u, Source::v(ro),
+                          Source::v(part)));
+    src->line(fmt::format("{}.compute_root();", pname));
+    src->line(fmt::format("{}.update(0).parallel({});", pname, Source::v(part)));
+  }
+}
 
-void apply_schedule(const Program& program, const Schedule& s) {
+void apply(const Program& program, const Schedule& s, Source* src) {
   Program::Impl& p = program.impl();
   check_schedule(p.info, s);
   p.reset_schedules();
   const std::vector<int> stages = p.info.stages();
-  // The main output first: the loop where stages "at the output's tile" go is one of its loops.
-  LoopLevel at_tile;
+  // Consumers first: the loops where their producers go are theirs.
+  std::map<int, DefinitionLoops> tile_loops;  // by node
+  std::set<int> at_targets;                   // nodes other stages are computed inside
+  for (const StageSchedule& st : s) {
+    if (st.compute == kAtTile && st.at >= 0) at_targets.insert(stages[static_cast<size_t>(st.at)]);
+  }
   for (size_t k = stages.size(); k-- > 0;) {
-    const NodeInfo& n = p.info.nodes[stages[k]];
-    Func f(p.functions[stages[k]]);
+    const int v = stages[k];
+    const NodeInfo& n = p.info.nodes[v];
+    Func f(p.functions[v]);
     const StageSchedule& st = s[k];
+    const std::string name = Source::ident(f.name());
+    const auto emit = [&](const std::string& l) {
+      if (src != nullptr) src->line(name + l + ";");
+    };
+    if (src != nullptr) src->line(fmt::format("Func {} = pipeline.get_func({});", name, k));
     if (st.compute == kInline) {
       f.compute_inline();
+      emit(".compute_inline()");
       continue;
     }
     if (!n.is_output) {
-      if (st.compute == kRoot) f.compute_root();
-      if (st.compute == kAtTile) f.compute_at(at_tile);
+      if (st.compute == kRoot) {
+        f.compute_root();
+        emit(".compute_root()");
+      }
+      if (st.compute == kAtTile) {
+        const int c = st.at < 0 ? p.info.output() : stages[static_cast<size_t>(st.at)];
+        const DefinitionLoops& l = tile_loops.at(c);
+        const VarOrRVar& loop = st.at_outer ? l.outer_tile : l.inner_tile;
+        f.compute_at(LoopLevel(Func(p.functions[c]), loop));
+        emit(fmt::format(".compute_at({}, {})", Source::ident(p.functions[c].name()),
+                         Source::v(loop)));
+        if (st.store_root) {
+          f.store_root();
+          emit(".store_root()");
+        }
+      }
     }
     const std::vector<Var> vars = f.args();
     if (!n.is_output && st.storage != 0) {
       const auto m = storage_minor_to_major(st.storage, static_cast<int>(vars.size()));
       std::vector<Var> order;
-      for (int d : m) order.push_back(vars[d]);
+      std::string list;
+      for (int d : m) {
+        order.push_back(vars[d]);
+        list += (list.empty() ? "" : ", ") + Source::v(vars[d]);
+      }
       f.reorder_storage(order);
+      emit(".reorder_storage({" + list + "})");
     }
-    VarOrRVar loop = schedule_definition(Stage(f), vars, {}, st, 2 * static_cast<int>(k), false);
+    const int tag = 2 * static_cast<int>(k);
+    // A stage computed inside another stage's tiles covers small, varying regions: splits
+    // larger than a region would shift it before its start and read its producers and inputs
+    // outside what they hold (seen: pyramids, morphology chains). Its tails are guarded. Only
+    // stages as the first space had them (at the main output's tile, vectorised along x, with
+    // nothing computed inside their own loops) keep Halide's default tails, so that its
+    // measured data describes the code generated now; their inputs carry slack (zoo.h).
+    const bool first_space =
+        st.at == -1 && st.vector_dim == 0 && st.unroll2 == 1 && !at_targets.count(v);
+    const bool per_tile = st.compute == kAtTile && !first_space;
+    DefinitionLoops loops =
+        schedule_definition(Stage(f), n, vars, {}, st, tag, per_tile, src, name);
     if (n.update_over_pure) {
       for (int u = 0; u < f.num_update_definitions(); ++u) {
-        loop = schedule_definition(f.update(u), vars, f.rvars(u), st,
-                                   2 * static_cast<int>(k) + 1000 * (u + 1), n.is_output);
+        if (st.rfactor > 0) apply_rfactor(f, u, st, tag + 1000 * (u + 1), src, name);
+        // After a split (rfactor), reduction variables carry qualified names ("r$x.ro"):
+        // scheduling calls match the unqualified tail.
+        std::vector<RVar> rvars;
+        for (const RVar& r : f.rvars(u))
+          rvars.emplace_back(r.name().substr(r.name().rfind('.') + 1));
+        loops = schedule_definition(f.update(u), n, vars, rvars, st, tag + 1000 * (u + 1),
+                                    n.is_output || per_tile, src,
+                                    fmt::format("{}.update({})", name, u));
       }
     } else if (f.num_update_definitions() > 0) {
       // Scatters and scans keep Halide's default loops (serial, in order).
-      for (int u = 0; u < f.num_update_definitions(); ++u) f.update(u).unscheduled();
-      loop = VarOrRVar(vars.back());
+      for (int u = 0; u < f.num_update_definitions(); ++u) {
+        f.update(u).unscheduled();
+        emit(fmt::format(".update({}).unscheduled()", u));
+      }
+      loops = {VarOrRVar(vars.back()), VarOrRVar(vars.back())};
     }
-    if (stages[k] == p.info.output()) at_tile = LoopLevel(f, loop);
+    tile_loops.emplace(v, loops);
   }
+}
+
+}  // namespace
+
+void apply_schedule(const Program& program, const Schedule& s) { apply(program, s, nullptr); }
+
+std::string schedule_source(const Program& program, const Schedule& s) {
+  Source src;
+  apply(program, s, &src);
+  return "// tcost schedule " + schedule_key(s) + "\n{\n    using namespace Halide;\n" +
+         src.text() + "}\n";
 }
 
 namespace {
@@ -819,72 +1021,193 @@ std::vector<Buffer<>> output_buffers(const Program::Impl& p) {
 
 }  // namespace
 
-std::function<void()> build(const Program& program, const Schedule& s, int threads) {
-  // Halide's thread pool reads HL_NUM_THREADS when it starts: a fixed thread count for every
-  // measurement (set in the measuring child process before the first run).
+namespace {
+
+// Every value of every output buffer, as doubles, in storage order.
+Outputs read_outputs(const std::vector<Buffer<>>& outs) {
+  Outputs values;
+  for (const Buffer<>& b : outs) {
+    const Type t = b.type();
+    std::vector<double> v;
+    v.reserve(b.number_of_elements());
+    // Buffers made here are dense: every element lies in [data, data + elements * bytes).
+    const auto* base = static_cast<const uint8_t*>(b.data());
+    const size_t bytes = static_cast<size_t>(t.bytes());
+    for (size_t i = 0; i < b.number_of_elements(); ++i) {
+      const void* a = base + i * bytes;
+      if (t == Float(32)) {
+        v.push_back(*static_cast<const float*>(a));
+      } else if (t == Float(64)) {
+        v.push_back(*static_cast<const double*>(a));
+      } else if (t.is_bool()) {
+        v.push_back(*static_cast<const bool*>(a) ? 1 : 0);
+      } else if (t.bits() == 8) {
+        v.push_back(t.is_int() ? *static_cast<const int8_t*>(a) : *static_cast<const uint8_t*>(a));
+      } else if (t.bits() == 16) {
+        v.push_back(t.is_int() ? *static_cast<const int16_t*>(a)
+                               : *static_cast<const uint16_t*>(a));
+      } else if (t.bits() == 32) {
+        v.push_back(t.is_int() ? *static_cast<const int32_t*>(a)
+                               : *static_cast<const uint32_t*>(a));
+      } else {
+        v.push_back(t.is_int() ? static_cast<double>(*static_cast<const int64_t*>(a))
+                               : static_cast<double>(*static_cast<const uint64_t*>(a)));
+      }
+    }
+    values.push_back(std::move(v));
+  }
+  return values;
+}
+
+// JIT-compiles the pipeline as its Funcs are scheduled now; returns a run into `outs`.
+std::function<void()> compiled_run(Program::Impl& p, std::shared_ptr<std::vector<Buffer<>>> outs) {
+  auto pipeline = std::make_shared<Pipeline>(p.outputs);
+  const Target target = p.target;
+  pipeline->compile_jit(target);
+  return [pipeline, outs, target] {
+    Realization r(*outs);
+    pipeline->realize(r, target);
+  };
+}
+
+Workload checked(std::function<void()> run, std::shared_ptr<std::vector<Buffer<>>> outs,
+                 const Program& program, const Outputs* reference) {
+  Workload w;
+  w.run = std::move(run);
+  if (reference != nullptr) {
+    w.check = [outs, program, reference] {
+      return compare_outputs(program, *reference, read_outputs(*outs));
+    };
+  }
+  return w;
+}
+
+}  // namespace
+
+Outputs run_output(const Program& program, const Schedule& s, int threads) {
   setenv("HL_NUM_THREADS", std::to_string(threads).c_str(), 1);
+  Program::Impl& p = program.impl();
   try {
-    Program::Impl& p = program.impl();
     p.bind_inputs();
     apply_schedule(program, s);
-    auto pipeline = std::make_shared<Pipeline>(p.outputs);
-    const Target target = jit_target();
-    pipeline->compile_jit(target);
     auto outs = std::make_shared<std::vector<Buffer<>>>(output_buffers(p));
-    return [pipeline, outs, program, target] {
-      Realization r(*outs);
-      pipeline->realize(r, target);
-    };
+    compiled_run(p, outs)();
+    return read_outputs(*outs);
   } catch (const Halide::Error& e) {
     throw std::runtime_error(std::string("Halide rejected the schedule: ") + e.what());
   }
 }
 
-std::vector<std::vector<double>> run_output(const Program& program, const Schedule& s,
-                                            int threads) {
+Workload schedule_workload(const Program& program, const Schedule& s, int threads,
+                           const Outputs* reference) {
   setenv("HL_NUM_THREADS", std::to_string(threads).c_str(), 1);
   Program::Impl& p = program.impl();
-  p.bind_inputs();
-  apply_schedule(program, s);
-  Pipeline pipeline(p.outputs);
-  std::vector<Buffer<>> outs = output_buffers(p);
   try {
-    Realization r(outs);
-    pipeline.realize(r, jit_target());
+    p.bind_inputs();
+    apply_schedule(program, s);
+    auto outs = std::make_shared<std::vector<Buffer<>>>(output_buffers(p));
+    return checked(compiled_run(p, outs), outs, program, reference);
   } catch (const Halide::Error& e) {
     throw std::runtime_error(std::string("Halide rejected the schedule: ") + e.what());
   }
-  std::vector<std::vector<double>> values;
-  for (Buffer<>& b : outs) {
-    const Type t = b.type();
-    std::vector<double> v;
-    v.reserve(b.number_of_elements());
-    const auto* base = static_cast<const uint8_t*>(b.data());
-    const size_t bytes = static_cast<size_t>(t.bytes());
-    for (size_t i = 0; i < b.number_of_elements(); ++i) {
-      const void* a = base + i * bytes;
-      if (t == Float(32))
-        v.push_back(*static_cast<const float*>(a));
-      else if (t == Float(64))
-        v.push_back(*static_cast<const double*>(a));
-      else if (t.is_bool())
-        v.push_back(*static_cast<const bool*>(a) ? 1 : 0);
-      else if (t.bits() == 8)
-        v.push_back(t.is_int() ? *static_cast<const int8_t*>(a) : *static_cast<const uint8_t*>(a));
-      else if (t.bits() == 16)
-        v.push_back(t.is_int() ? *static_cast<const int16_t*>(a)
-                               : *static_cast<const uint16_t*>(a));
-      else if (t.bits() == 32)
-        v.push_back(t.is_int() ? *static_cast<const int32_t*>(a)
-                               : *static_cast<const uint32_t*>(a));
-      else
-        v.push_back(static_cast<double>(
-            t.is_int() ? *static_cast<const int64_t*>(a)
-                       : static_cast<int64_t>(*static_cast<const uint64_t*>(a))));
+}
+
+Workload autoschedule_workload(const Program& program, const std::string& autoscheduler,
+                               const std::string& plugin, int threads, int64_t llc_bytes,
+                               const Outputs* reference) {
+  setenv("HL_NUM_THREADS", std::to_string(threads).c_str(), 1);
+  Program::Impl& p = program.impl();
+  try {
+    p.bind_inputs();
+    p.reset_schedules();
+    // The autoschedulers log their search on stderr: silenced in this measuring child unless
+    // the schedule is to be shown.
+    if (const char* show = std::getenv("TCOST_PRINT_SCHEDULES");
+        !show || std::string(show) != "1") {
+      if (std::FILE* null = std::freopen("/dev/null", "w", stderr)) (void)null;
     }
-    values.push_back(std::move(v));
+    load_plugin(plugin);
+    Pipeline pipeline(p.outputs);
+    const auto t0 = std::chrono::steady_clock::now();
+    const AutoSchedulerResults results = pipeline.auto_schedule(
+        autoscheduler, p.target, MachineParams(threads, static_cast<uint64_t>(llc_bytes), 40));
+    // TCOST_PRINT_SCHEDULES=1: the autoscheduler's schedule as C++, on stderr (docs/tune.md).
+    if (const char* show = std::getenv("TCOST_PRINT_SCHEDULES"); show && std::string(show) == "1")
+      fmt::print(stderr, "{} schedule of {}:\n{}\n", autoscheduler, p.info.instance,
+                 results.schedule_source);
+    const double search_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    auto outs = std::make_shared<std::vector<Buffer<>>>(output_buffers(p));
+    Workload w = checked(compiled_run(p, outs), outs, program, reference);
+    w.search_ms = search_ms;
+    return w;
+  } catch (const Halide::Error& e) {
+    throw std::runtime_error(autoscheduler + " failed: " + e.what());
   }
-  return values;
+}
+
+std::function<void()> build(const Program& program, const Schedule& s, int threads) {
+  return schedule_workload(program, s, threads, nullptr).run;
+}
+
+std::string outputs_to_bytes(const Outputs& o) {
+  std::string out;
+  const auto put = [&out](uint64_t v) { out.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  put(o.size());
+  for (const auto& v : o) {
+    put(v.size());
+    out.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(double));
+  }
+  return out;
+}
+
+Outputs outputs_from_bytes(const std::string& bytes) {
+  size_t at = 0;
+  const auto get = [&](uint64_t& v) {
+    if (bytes.size() - at < sizeof v) throw InputError("outputs: truncated");
+    std::memcpy(&v, bytes.data() + at, sizeof v);
+    at += sizeof v;
+  };
+  uint64_t n = 0;
+  get(n);
+  if (n > 1024) throw InputError("outputs: too many buffers");
+  Outputs o(n);
+  for (auto& v : o) {
+    uint64_t len = 0;
+    get(len);
+    if (len > (bytes.size() - at) / sizeof(double)) throw InputError("outputs: truncated");
+    v.resize(len);
+    std::memcpy(v.data(), bytes.data() + at, len * sizeof(double));
+    at += len * sizeof(double);
+  }
+  if (at != bytes.size()) throw InputError("outputs: trailing bytes");
+  return o;
+}
+
+std::string compare_outputs(const Program& program, const Outputs& want, const Outputs& got) {
+  if (want.size() != got.size())
+    return fmt::format("{} output buffers, expected {}", got.size(), want.size());
+  std::vector<Type> types;
+  for (const Func& f : program.impl().outputs) {
+    for (const Type& t : f.function().output_types()) types.push_back(t);
+  }
+  for (size_t b = 0; b < want.size(); ++b) {
+    if (want[b].size() != got[b].size())
+      return fmt::format("output {} has {} values, expected {}", b, got[b].size(), want[b].size());
+    const bool exact = b >= types.size() || !types[b].is_float();
+    double scale = 1;
+    for (double v : want[b]) {
+      if (std::isfinite(v)) scale = std::max(scale, std::fabs(v));
+    }
+    const double tolerance = exact ? 0.0 : kFloatTolerance * scale;
+    for (size_t i = 0; i < want[b].size(); ++i) {
+      const double a = want[b][i], c = got[b][i];
+      if (std::isnan(a) && std::isnan(c)) continue;
+      if (!(std::fabs(a - c) <= tolerance))
+        return fmt::format("output {} value {}: {} instead of {}", b, i, c, a);
+    }
+  }
+  return "";
 }
 
 }  // namespace tcost::halide

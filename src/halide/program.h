@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "halide/measure.h"
 #include "halide/program_info.h"
 #include "halide/schedule.h"
 
@@ -50,7 +51,27 @@ std::function<void()> build(const Program& p, const Schedule& s, int threads);
 
 // The outputs' values after one run under `s`, as doubles (every output, every value of a
 // Tuple, in storage order), on the program's seeded inputs.
-std::vector<std::vector<double>> run_output(const Program& p, const Schedule& s, int threads);
+using Outputs = std::vector<std::vector<double>>;
+Outputs run_output(const Program& p, const Schedule& s, int threads);
+std::string outputs_to_bytes(const Outputs& o);
+Outputs outputs_from_bytes(const std::string& bytes);  // InputError when malformed
+// "" when `got` equals `want`: integer outputs bit for bit, floating-point ones within
+// kFloatTolerance times the largest magnitude of that output (at least 1), NaN equal to NaN.
+// Otherwise where they first differ.
+constexpr double kFloatTolerance = 1e-4;
+std::string compare_outputs(const Program& p, const Outputs& want, const Outputs& got);
+
+// What a measuring child process times: the program JIT-compiled under `s`; with a reference,
+// its outputs are checked against it after timing (measure.h).
+Workload schedule_workload(const Program& p, const Schedule& s, int threads,
+                           const Outputs* reference);
+// The same for one of Halide's own autoschedulers ("Adams2019", "Mullapudi2016", "Li2018"),
+// loaded from `plugin` and run in the child on machine parameters (cores, last-level cache
+// bytes, balance 40); Workload::search_ms is its search time. The schedule is Halide's, not
+// one of this space.
+Workload autoschedule_workload(const Program& p, const std::string& autoscheduler,
+                               const std::string& plugin, int threads, int64_t llc_bytes,
+                               const Outputs* reference);
 
 // One syntax tree in the AST schema (core/ast.h): kinds, kAstFeatureWidth features per node,
 // (parent, child) edges local to the tree. Trees are cut at max_nodes nodes.

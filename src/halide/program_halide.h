@@ -51,8 +51,14 @@ struct Program::Impl {
   uint64_t seed = 0;
   // The schedules the Funcs had when the Program was made (apply_schedule starts from them).
   std::vector<Halide::Internal::FuncSchedule> saved_func;
-  std::vector<std::vector<Halide::Internal::StageSchedule>> saved_stage;
+  std::vector<std::vector<Halide::Internal::Definition>> saved_definitions;  // init, updates
   bool bound_outputs = false;
+  // The target programs are compiled for when measured and lowered (default: jit_target();
+  // the autoscheduler plugin uses its generator's target, with the JIT feature).
+  Halide::Target target;
+  // ImageParams get buffers of exactly the region read (the plugin, measuring with bounds
+  // checks on); otherwise with the zoo's slack.
+  bool exact_inputs = false;
 
   // Restores every Func's schedule to what it was when the Program was made.
   void reset_schedules();

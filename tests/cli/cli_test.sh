@@ -129,5 +129,29 @@ expect_in "score ranked tau" "$W/out" '"mean_kendall_tau"'
 check "rank top" 0 "$TCOST" rank --model "$W/tg.pt" --graph "$W/lay/test" --top 3
 [ "$(awk '{print NF}' "$W/out" | sort -u)" = "4" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: rank --top 3"; cat "$W/out"; }
 
+# Tuning a zoo program with the shipped model, beside random search and an autoscheduler: every
+# method ran and was measured; tcost beat or matched the default; a rerun with the same log
+# measures nothing new for tcost; a model of another collection is refused.
+MODEL="$HERE/../../models/tgraph-halide.pt"
+check "tune" 0 "$TCOST" tune --program matmul_192 --model "$MODEL" --budget 6 \
+  --compare default,random,mullapudi2016 --log "$W/tune.jsonl" --json
+cp "$W/out" "$W/tune1.json"
+"$PY" - "$W/tune1.json" <<'EOF2' && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: tune json"; cat "$W/tune1.json"; }
+import json, sys
+j = json.load(open(sys.argv[1]))
+m = {r["method"]: r for r in j["programs"][0]["methods"]}
+assert list(m) == ["default", "random", "mullapudi2016", "tcost"], list(m)
+assert all(r["ok"] for r in m.values()), m
+assert m["tcost"]["runtime_ms"] <= m["default"]["runtime_ms"], m
+assert 1 <= m["tcost"]["measurements"] <= 6 and m["random"]["measurements"] <= 6, m
+EOF2
+[ "$(grep -c '"checked":true' "$W/tune.jsonl")" -ge 2 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: tuning log"; }
+check "tune rerun" 0 "$TCOST" tune --program matmul_192 --model "$MODEL" --budget 6 \
+  --log "$W/tune.jsonl" --json
+expect_in "tune rerun reuses" "$W/out" '"measurements":0'
+check "tune tile model" 1 "$TCOST" tune --program matmul_192 --model "$W/xgb.pt" --budget 2 \
+  --log "$W/tune2.jsonl"
+check "tune no program" 2 "$TCOST" tune --program "nothing*" --model "$MODEL" --log "$W/t3.jsonl"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

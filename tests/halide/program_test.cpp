@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "core/opcodes.h"
 #include "halide/featurize.h"
+#include "halide/measure.h"
 #include "halide/program_halide.h"
 #include "halide/zoo.h"
 
@@ -210,25 +211,49 @@ TEST(Program, AMissingEstimateIsAnErrorThatNamesIt) {
   }
 }
 
-// Sampled schedules of zoo programs compute the default schedule's output: floats within a
-// relative 1e-4 of the output's largest magnitude (reassociated reductions round differently).
+// Sampled schedules of zoo programs compute the default schedule's output (floats within
+// kFloatTolerance of the output's largest magnitude: reassociated reductions round
+// differently), each checked in a measuring child process as tuning checks them. Halide 14
+// crashes on a few schedules of the image pipelines (an aligned vector move from a misaligned
+// address, docs/collect.md): those are recorded failures, never wrong answers.
 TEST(Program, SampledZooSchedulesComputeTheDefaultsOutput) {
+  MeasureOptions mo;
+  mo.timeout_s = 60;
+  mo.warmup_runs = 0;
+  mo.min_runs = mo.max_runs = 1;
+  int ok = 0, total = 0;
   for (const char* name : {"softmax_512x512", "conv3x3_28x32x32", "histogram_eq_640x480",
-                           "pyramid_1024x768", "harris_512x384"}) {
+                           "pyramid_1024x768", "harris_512x384", "resnet_basic_14x64"}) {
     SCOPED_TRACE(name);
     const Program prog = zoo_program(name);
-    const auto reference = run_output(prog, default_schedule(prog.info()), 2);
-    double scale = 0;
-    for (double v : reference[0]) scale = std::max(scale, std::fabs(v));
-    for (const auto& s : sample_schedules(prog.info(), 3, 5)) {
-      const auto out = run_output(prog, s, 2);
-      ASSERT_EQ(out[0].size(), reference[0].size());
-      double worst = 0;
-      for (size_t i = 0; i < out[0].size(); ++i)
-        worst = std::max(worst, std::fabs(out[0][i] - reference[0][i]));
-      EXPECT_LE(worst, 1e-4 * std::max(1.0, scale)) << schedule_key(s);
+    std::string bytes, error;
+    ASSERT_TRUE(compute_isolated(
+        [&] { return outputs_to_bytes(run_output(prog, default_schedule(prog.info()), 2)); }, 120,
+        bytes, error))
+        << error;
+    const Outputs reference = outputs_from_bytes(bytes);
+    const auto samples = sample_schedules(prog.info(), 4, 5);
+    for (size_t i = 1; i < samples.size(); ++i) {
+      const MeasureResult r =
+          measure_isolated(std::function<Workload()>(
+                               [&] { return schedule_workload(prog, samples[i], 2, &reference); }),
+                           mo);
+      ++total;
+      ok += r.ok ? 1 : 0;
+      EXPECT_EQ(r.error.find("wrong output"), std::string::npos) << schedule_key(samples[i]);
     }
+    // The check itself: a reference that differs in one value is caught.
+    Outputs wrong = reference;
+    wrong[0][wrong[0].size() / 2] += 1000;
+    const MeasureResult caught =
+        measure_isolated(std::function<Workload()>([&] {
+                           return schedule_workload(prog, default_schedule(prog.info()), 2, &wrong);
+                         }),
+                         mo);
+    EXPECT_FALSE(caught.ok);
+    EXPECT_EQ(caught.error.rfind("wrong output", 0), 0u) << caught.error;
   }
+  EXPECT_GE(ok, total * 8 / 10) << ok << " of " << total << " ran";
 }
 
 }  // namespace

@@ -1,0 +1,77 @@
+#include "halide/measure_batch.h"
+
+#include <atomic>
+#include <mutex>
+#include <thread>
+
+#include "core/progress.h"
+
+namespace tcost::halide {
+
+std::string measurement_key(const Program& p, const Schedule& s) {
+  return p.name() + "|" + schedule_key(s);
+}
+
+nlohmann::json measurement_record(const MeasureJob& j, int threads, const MeasureResult& r) {
+  nlohmann::json rec = {{"key", j.key},
+                        {"pass", j.pass},
+                        {"instance", j.program->name()},
+                        {"family", j.program->info().family},
+                        {"schedule", schedule_to_json(j.schedule)},
+                        {"ok", r.ok},
+                        {"error", r.error},
+                        {"compile_ms", r.compile_ms},
+                        {"best_ns", r.best_ns},
+                        {"third_ns", r.third_ns},
+                        {"runs", r.runs},
+                        {"threads", threads}};
+  // Outputs compared with the default schedule's (and found equal, when ok).
+  if (j.reference != nullptr) rec["checked"] = true;
+  return rec;
+}
+
+BatchSummary measure_batch(ResultLog& log, const std::vector<MeasureJob>& all_jobs,
+                           const BatchOptions& o, const char* label) {
+  BatchSummary summary;
+  std::vector<const MeasureJob*> jobs;
+  for (const auto& j : all_jobs) {
+    if (log.done(j.key)) {
+      ++summary.skipped;
+    } else {
+      jobs.push_back(&j);
+    }
+  }
+  Progress progress(label, static_cast<int64_t>(jobs.size()));
+  std::mutex mu;
+  std::atomic<size_t> next{0};
+  std::atomic<bool> stop{false};
+  int64_t done = 0;
+  const auto worker = [&] {
+    for (;;) {
+      const size_t n = next++;
+      if (n >= jobs.size() || stop) return;
+      if (std::chrono::steady_clock::now() > o.deadline) {
+        stop = true;
+        return;
+      }
+      const MeasureJob& j = *jobs[n];
+      const MeasureResult r =
+          measure_isolated(std::function<Workload()>([&j, th = o.threads] {
+                             return schedule_workload(*j.program, j.schedule, th, j.reference);
+                           }),
+                           o.measure);
+      std::lock_guard<std::mutex> g(mu);
+      log.append(measurement_record(j, o.threads, r));
+      r.ok ? ++summary.measured : ++summary.failed;
+      progress.update(++done, j.program->name());
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int w = 0; w < std::max(1, o.workers); ++w) threads.emplace_back(worker);
+  for (auto& th : threads) th.join();
+  progress.finish();
+  summary.out_of_time = stop;
+  return summary;
+}
+
+}  // namespace tcost::halide

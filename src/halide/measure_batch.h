@@ -1,0 +1,50 @@
+// Measuring many schedules: each job runs in its own measuring child (measure.h), `workers` at
+// a time (compiles overlap; timed runs take a lock and run alone), and every outcome, failures
+// included, is appended to the result log as it finishes. Jobs already on record are skipped,
+// so a batch resumes after an interruption. collect and tune measure through this.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "halide/measure.h"
+#include "halide/program.h"
+#include "halide/result_log.h"
+
+namespace tcost::halide {
+
+struct MeasureJob {
+  const Program* program = nullptr;
+  Schedule schedule;
+  std::string key;                     // unique in the log, e.g. "matmul_192|r32x16.v8..."
+  int pass = 1;                        // 1: a dataset configuration; 2: a re-measurement
+  const Outputs* reference = nullptr;  // check the outputs against it (tuning)
+};
+
+// The log key of a schedule of a program (a first-pass measurement).
+std::string measurement_key(const Program& p, const Schedule& s);
+
+struct BatchOptions {
+  MeasureOptions measure;
+  int workers = 2;  // measurements in flight
+  int threads = 2;  // Halide threads in timed runs
+  // Start no measurement past this point (a time budget); the default never stops.
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+};
+
+struct BatchSummary {
+  int64_t measured = 0, failed = 0, skipped = 0;
+  bool out_of_time = false;
+};
+
+// The record appended for one outcome (the format of docs/collect.md).
+nlohmann::json measurement_record(const MeasureJob& job, int threads, const MeasureResult& r);
+
+BatchSummary measure_batch(ResultLog& log, const std::vector<MeasureJob>& jobs,
+                           const BatchOptions& options, const char* label);
+
+}  // namespace tcost::halide

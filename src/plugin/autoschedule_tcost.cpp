@@ -1,0 +1,168 @@
+// libautoschedule_tcost.so: tcost as a Halide 14 autoscheduler plugin, named "TCost". A thin
+// face over the tuning layer: the generator's pipeline becomes a Program (its description
+// derived from the IR and the estimates), the cost model picks a schedule (after measuring up
+// to TCOST_BUDGET candidates in forked children, each checked against the default schedule's
+// outputs), the schedule is applied to the pipeline's Funcs and written as C++ for
+// `-e schedule`. Halide 14 passes a plugin only MachineParams: the rest comes from the
+// environment (docs/plugin.md):
+//   TCOST_MODEL        checkpoint (default: the model shipped in the repository)
+//   TCOST_BUDGET       measurements, default 64; 0: the model's pick, nothing measured
+//   TCOST_TIME_BUDGET  search minutes, default 5
+//   TCOST_SEED         default 0
+//   TCOST_THREADS      Halide threads when measuring (default: MachineParams' parallelism)
+//   TCOST_LOG          tuning records; a pipeline with a checked schedule on record gets it
+//                      without a search
+#include <Halide.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "halide/program_halide.h"
+#include "train/cost_model.h"
+#include "tune/tuner.h"
+
+#ifndef TCOST_DEFAULT_MODEL
+#define TCOST_DEFAULT_MODEL ""
+#endif
+
+namespace tcost::plugin {
+namespace {
+
+using namespace Halide;
+
+std::string env(const char* name, const std::string& fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? std::string(v) : fallback;
+}
+
+template <typename T>
+T env_number(const char* name, T fallback) {
+  const std::string v = env(name, "");
+  if (v.empty()) return fallback;
+  try {
+    size_t used = 0;
+    const double d = std::stod(v, &used);
+    if (used != v.size()) throw std::invalid_argument(v);
+    return static_cast<T>(d);
+  } catch (const std::exception&) {
+    throw UsageError(fmt::format("{}: expected a number, found '{}'", name, v));
+  }
+}
+
+// A name for the pipeline that changes when it does: its outputs and a hash of the derived
+// description (so that a tuning log never mixes two pipelines of the same output name).
+std::string pipeline_name(const halide::ProgramInfo& info) {
+  std::string text, outs;
+  for (const auto& n : info.nodes) {
+    text += fmt::format("{}:{}:{}:{};", n.name, n.opcode, n.type, fmt::join(n.dims, "x"));
+    if (n.is_output) outs += (outs.empty() ? "" : "+") + n.name;
+  }
+  return fmt::format("{}-{:08x}", outs, std::hash<std::string>{}(text)&0xffffffffu);
+}
+
+// Why every candidate failed, when they failed alike: the most common error, with a hint for
+// the illegal-instruction case of Halide 14's host target on AMD EPYC machines.
+std::string explain(const std::string& error, const Target& target) {
+  std::string msg = error;
+  if (error.find("signal 4") != std::string::npos) {
+    msg += fmt::format(
+        ". Signal 4 is an illegal instruction: the target {} may use instructions this CPU "
+        "does not have (Halide 14's host target includes avx512_sapphirerapids, whose "
+        "AVX512-FP16 code AMD EPYC CPUs cannot run); compile for host-avx512_sapphirerapids "
+        "or name the target's features explicitly",
+        target.to_string());
+  }
+  return msg;
+}
+
+void autoschedule(const Pipeline& pipeline, const Target& target, const MachineParams& params,
+                  AutoSchedulerResults* results) {
+  try {
+    halide::PipelineSource src;
+    src.outputs = pipeline.outputs();
+    src.name = "pipeline";
+    halide::Program program = halide::make_program(src);  // names a missing estimate
+    program.impl().info.instance = pipeline_name(program.info());
+    program.impl().info.family = program.info().instance;
+    // Measured as it will run: the generator's target, JIT-compiled, with its bounds checks
+    // (unless the target turns them off) on inputs of exactly the estimated size: a schedule
+    // that reads outside them fails instead of being chosen.
+    program.impl().target = target.with_feature(Target::JIT);
+    program.impl().exact_inputs = true;
+
+    const std::string log = env("TCOST_LOG", "");
+    halide::Schedule chosen;
+    std::string how;
+    if (const auto known = tune::best_on_record(program, log)) {
+      chosen = known->first;
+      how = fmt::format("best on record in {} ({:.3f} ms), no search", log, known->second * 1e-6);
+    } else {
+      const std::string model_path = env("TCOST_MODEL", TCOST_DEFAULT_MODEL);
+      if (model_path.empty() || !std::filesystem::exists(model_path)) {
+        throw InputError(
+            fmt::format("TCOST_MODEL: no cost model at '{}' (set TCOST_MODEL to a checkpoint, see "
+                        "docs/plugin.md)",
+                        model_path));
+      }
+      auto model = train::load_cost_model(model_path);
+      tune::TuneOptions o;
+      o.budget = env_number<int>("TCOST_BUDGET", 64);
+      o.time_budget_min = env_number<double>("TCOST_TIME_BUDGET", 5.0);
+      o.seed = env_number<uint64_t>("TCOST_SEED", 0);
+      o.threads = env_number<int>("TCOST_THREADS", std::max(1, params.parallelism));
+      o.quiet = true;
+      if (o.budget < 0) throw UsageError("TCOST_BUDGET must be 0 or more");
+      if (o.budget == 0) {
+        chosen = tune::pick_by_model(program, *model, o.candidates, o.seed);
+        how = "the model's pick, nothing measured (TCOST_BUDGET=0)";
+      } else {
+        // Without TCOST_LOG the records go to a temporary log, removed afterwards.
+        const bool temporary = log.empty();
+        o.log = temporary ? (std::filesystem::temp_directory_path() /
+                             fmt::format("tcost-plugin-{}.jsonl", ::getpid()))
+                                .string()
+                          : log;
+        tune::TuneResult r;
+        try {
+          r = tune::tune(program, model.get(), o);
+        } catch (...) {
+          if (temporary) std::filesystem::remove(o.log);
+          throw;
+        }
+        if (temporary) {
+          std::filesystem::remove(o.log);
+          std::filesystem::remove(o.log + ".lock");
+        }
+        if (r.best_ns <= 0) {
+          throw InputError(fmt::format("all {} measured schedules failed; most often: {}",
+                                       r.measured, r.common_error));
+        }
+        chosen = r.best;
+        how = fmt::format("{} measured ({} failed) in {:.1f} s, best {:.3f} ms, default {:.3f} ms",
+                          r.measured, r.failed, r.search_s, r.best_ns * 1e-6, r.default_ns * 1e-6);
+      }
+    }
+    halide::apply_schedule(program, chosen);
+    if (results != nullptr) {
+      results->scheduler_name = "TCost";
+      results->schedule_source = "// " + how + "\n" + halide::schedule_source(program, chosen);
+    }
+    fmt::print(stderr, "TCost: {}: {}\n", program.name(), how);
+  } catch (const InputError& e) {
+    throw CompileError(fmt::format("TCost autoscheduler: {}", explain(e.what(), target)));
+  } catch (const UsageError& e) {
+    throw CompileError(fmt::format("TCost autoscheduler: {}", e.what()));
+  }
+}
+
+struct Register {
+  Register() { Pipeline::add_autoscheduler("TCost", autoschedule); }
+} register_tcost;
+
+}  // namespace
+}  // namespace tcost::plugin

@@ -1,0 +1,49 @@
+// Side-by-side comparison of schedule search methods on one Program, every result measured by
+// the same protocol in the same run (docs/tune.md):
+//   default          - the default schedule (every stage at root, serial, scalar)
+//   random           - random search with tcost's measurement budget
+//   li2018, mullapudi2016, adams2019, adams2019-greedy - Halide 14's own autoschedulers
+//                      (Debian's plugins), Adams2019 with beam 32 and with beam 1
+//   tcost            - model-guided search (tuner.h)
+// An autoscheduler's schedule is measured in a child process like any other; its outputs are
+// checked against the default schedule's. A failure (Halide rejects the pipeline, a crash, a
+// timeout, wrong outputs) is a result with an error, not an exception.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "halide/program.h"
+#include "tune/tuner.h"
+
+namespace tcost::tune {
+
+// Every method name --compare accepts, in the table's order (tcost last).
+const std::vector<std::string>& method_names();
+
+struct MethodResult {
+  std::string method;
+  bool ok = false;
+  std::string error;
+  double runtime_ms = 0;  // the chosen schedule's best run
+  double search_s = 0;    // time spent choosing it (autoscheduler search; tuner wall clock)
+  int measurements = 0;   // measurements the method took
+};
+
+struct CompareOptions {
+  TuneOptions tune;                     // tcost and random search (same budget)
+  std::vector<std::string> methods;     // from method_names()
+  std::string plugin_dir;               // where libautoschedule_*.so are
+  double autoschedule_timeout_s = 900;  // per autoscheduler: search + compile + runs
+  int64_t llc_bytes = 16 << 20;         // MachineParams' last-level cache
+};
+
+// Runs every method of o.methods on the program; `model` is needed for "tcost".
+std::vector<MethodResult> compare_methods(const halide::Program& program, train::CostModel* model,
+                                          const CompareOptions& o);
+
+nlohmann::json to_json(const MethodResult& r);
+
+}  // namespace tcost::tune

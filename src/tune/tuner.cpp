@@ -1,0 +1,311 @@
+#include "tune/tuner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <random>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "halide/featurize.h"
+#include "halide/measure_batch.h"
+#include "halide/result_log.h"
+#include "tune/neighbours.h"
+
+namespace tcost::tune {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using halide::Schedule;
+
+// What is known about one schedule of the program.
+struct Known {
+  Schedule schedule;
+  bool ok = false;
+  double ns = 0;
+  bool checked = false;  // outputs compared with the default's
+};
+
+class Search {
+ public:
+  Search(const halide::Program& p, train::CostModel* model, const TuneOptions& o)
+      : p_(p), model_(model), o_(o), log_(o.log), rng_(o.seed ^ 0x7C05u) {
+    start_ = Clock::now();
+    if (o.time_budget_min > 0) {
+      deadline_ = start_ + std::chrono::duration_cast<Clock::duration>(
+                               std::chrono::duration<double>(o.time_budget_min * 60));
+    }
+    batch_.measure.timeout_s = o.timeout_s;
+    batch_.measure.max_run_seconds = o.max_run_seconds;
+    batch_.measure.lock_path = o.log + ".lock";
+    batch_.workers = o.workers;
+    batch_.threads = o.threads;
+    batch_.deadline = deadline_;
+  }
+
+  TuneResult run() {
+    compute_reference();
+    read_log();
+    const Schedule def = halide::default_schedule(p_.info());
+    measure({def});
+    const auto d = known_.find(halide::measurement_key(p_, def));
+    if (d == known_.end() || !d->second.ok) {
+      throw InputError(fmt::format("{}: the default schedule failed to run: {}", p_.name(),
+                                   d == known_.end() ? "not measured" : error_of(d->first)));
+    }
+    result_.default_ns = d->second.ns;
+    int round = 0;
+    // The budget counts what is on record for this program too: a rerun with the same log
+    // resumes, it does not start over.
+    while (result_.measured + result_.reused < o_.budget && Clock::now() < deadline_) {
+      const std::vector<Schedule> chosen = choose(round++);
+      if (chosen.empty()) break;  // the space is exhausted
+      measure(chosen);
+      if (model_ != nullptr && o_.refit) refit();
+      if (!o_.quiet) {
+        fmt::print(stderr, "{}: {} measured, best {:.3f} ms ({:.1f} s)\n", p_.name(),
+                   result_.measured, best_ns() * 1e-6, seconds());
+      }
+    }
+    finish();
+    return result_;
+  }
+
+ private:
+  double seconds() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+
+  double best_ns() const {
+    double best = std::numeric_limits<double>::infinity();
+    for (const auto& [key, k] : known_) {
+      if (k.ok) best = std::min(best, k.ns);
+    }
+    return best;
+  }
+
+  std::string error_of(const std::string& key) const {
+    const nlohmann::json* rec = log_.find(key);
+    return rec != nullptr ? rec->value("error", "") : "";
+  }
+
+  // The default schedule's outputs, computed in a child process (the tuner itself never runs
+  // a Halide pipeline: its measuring children are forked from it).
+  void compute_reference() {
+    std::string bytes, error;
+    const Schedule def = halide::default_schedule(p_.info());
+    const bool ok = halide::compute_isolated(
+        [&] { return halide::outputs_to_bytes(halide::run_output(p_, def, o_.threads)); },
+        std::max(60.0, 6 * o_.timeout_s), bytes, error);
+    if (!ok) {
+      throw InputError(fmt::format("{}: the default schedule failed to run: {}", p_.name(), error));
+    }
+    reference_ = halide::outputs_from_bytes(bytes);
+  }
+
+  // Schedules of this program already in the log (an earlier tuning or collection).
+  void read_log() {
+    for (const auto& rec : log_.records()) {
+      if (rec.value("instance", "") != p_.name() || rec.value("pass", 1) != 1) continue;
+      try {
+        Schedule s = halide::schedule_from_json(rec.at("schedule"));
+        halide::check_schedule(p_.info(), s);
+        Known k{std::move(s), rec.value("ok", false), rec.value("best_ns", 0.0),
+                rec.value("checked", false)};
+        known_[rec.at("key").get<std::string>()] = std::move(k);
+        ++result_.reused;
+      } catch (const std::exception&) {
+        // a record of another schedule space or a stale program: not reused
+      }
+    }
+  }
+
+  void measure(const std::vector<Schedule>& schedules) {
+    std::vector<halide::MeasureJob> jobs;
+    for (const auto& s : schedules) {
+      const std::string key = halide::measurement_key(p_, s);
+      if (known_.count(key)) continue;
+      jobs.push_back({&p_, s, key, 1, &reference_});
+    }
+    const size_t before = log_.records().size();
+    const halide::BatchSummary b = halide::measure_batch(log_, jobs, batch_, "tuning");
+    (void)b;
+    for (size_t i = before; i < log_.records().size(); ++i) {
+      const auto& rec = log_.records()[i];
+      Known k{halide::schedule_from_json(rec.at("schedule")), rec.value("ok", false),
+              rec.value("best_ns", 0.0), rec.value("checked", false)};
+      known_[rec.at("key").get<std::string>()] = k;
+      ++result_.measured;
+      if (!k.ok) {
+        ++result_.failed;
+        const int n = ++errors_[rec.value("error", "")];
+        if (n > errors_[result_.common_error]) result_.common_error = rec.value("error", "");
+      }
+      result_.best_after.push_back(best_ns());
+    }
+  }
+
+  // The best measured schedules, fastest first.
+  std::vector<const Known*> ranked(size_t n) const {
+    std::vector<const Known*> out;
+    for (const auto& [key, k] : known_) {
+      if (k.ok) out.push_back(&k);
+    }
+    std::sort(out.begin(), out.end(), [](const Known* a, const Known* b) { return a->ns < b->ns; });
+    if (out.size() > n) out.resize(n);
+    return out;
+  }
+
+  // One round's schedules to measure.
+  std::vector<Schedule> choose(int round) {
+    const int want = std::min(o_.per_round, o_.budget - result_.measured - result_.reused);
+    if (want <= 0) return {};
+    const auto samples = halide::sample_schedules(p_.info(), model_ ? o_.candidates / 2 : 4 * want,
+                                                  o_.seed * 7919 + static_cast<uint64_t>(round));
+    std::vector<Schedule> pool;
+    std::set<std::string> seen;
+    const auto add = [&](const Schedule& s) {
+      const std::string key = halide::measurement_key(p_, s);
+      if (known_.count(key) || !seen.insert(key).second) return;
+      pool.push_back(s);
+    };
+    for (size_t i = 1; i < samples.size(); ++i) add(samples[i]);  // [0] is the default
+    if (model_ == nullptr) {  // random search: the sampler's schedules in its order
+      if (pool.size() > static_cast<size_t>(want)) pool.resize(static_cast<size_t>(want));
+      return pool;
+    }
+    // Neighbours of the best measured schedules.
+    const auto elite = ranked(8);
+    for (int i = 0; !elite.empty() && i < o_.candidates / 2; ++i) {
+      const Schedule& a = elite[rng_() % elite.size()]->schedule;
+      const auto child = (i % 3 == 2)
+                             ? crossover(p_.info(), a, elite[rng_() % elite.size()]->schedule, rng_)
+                             : mutate(p_.info(), a, samples, rng_);
+      if (child) add(*child);
+    }
+    if (pool.empty()) return {};
+    const Graph g = halide::layout_graph(p_.info(), pool, {});
+    const std::vector<double> cost = model_->score(g);
+    std::vector<size_t> order(pool.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return cost[a] < cost[b]; });
+    const int explore = std::min(want - 1, static_cast<int>(o_.explore * want + 0.5));
+    std::vector<Schedule> out;
+    for (size_t i = 0; i < order.size() && static_cast<int>(out.size()) < want - explore; ++i)
+      out.push_back(pool[order[i]]);
+    std::vector<size_t> rest(order.begin() + static_cast<long>(out.size()), order.end());
+    std::shuffle(rest.begin(), rest.end(), rng_);
+    for (size_t i = 0; i < rest.size() && static_cast<int>(out.size()) < want; ++i)
+      out.push_back(pool[rest[i]]);
+    return out;
+  }
+
+  void refit() {
+    std::vector<Schedule> schedules;
+    std::vector<int64_t> runtimes;
+    for (const auto& [key, k] : known_) {
+      if (!k.ok) continue;
+      schedules.push_back(k.schedule);
+      runtimes.push_back(std::max<int64_t>(1, static_cast<int64_t>(k.ns)));
+    }
+    if (schedules.size() < 4) return;
+    train::RefitOptions r = o_.refit_options;
+    r.seed = o_.seed + static_cast<uint64_t>(schedules.size());
+    model_->refit({halide::layout_graph(p_.info(), schedules, runtimes)}, r);
+  }
+
+  // The best schedule whose outputs were checked; schedules from the log that were measured
+  // without a check are checked now (a wrong one is dropped and the next best tried).
+  void finish() {
+    for (;;) {
+      const auto best = ranked(1);
+      if (best.empty()) break;
+      Known& k = known_.at(halide::measurement_key(p_, best[0]->schedule));
+      if (!k.checked) {
+        halide::MeasureJob job{&p_, k.schedule, "verify|" + halide::measurement_key(p_, k.schedule),
+                               3, &reference_};
+        const halide::MeasureResult r = halide::measure_isolated(
+            std::function<halide::Workload()>([&] {
+              return halide::schedule_workload(p_, job.schedule, o_.threads, &reference_);
+            }),
+            batch_.measure);
+        log_.append(halide::measurement_record(job, o_.threads, r));
+        k.checked = true;
+        if (!r.ok) {
+          k.ok = false;  // wrong or no longer runs: not a result
+          continue;
+        }
+      }
+      result_.best = k.schedule;
+      result_.best_ns = k.ns;
+      break;
+    }
+    result_.program = p_.name();
+    result_.search_s = seconds();
+  }
+
+  const halide::Program& p_;
+  train::CostModel* model_;
+  TuneOptions o_;
+  halide::ResultLog log_;
+  std::mt19937_64 rng_;
+  Clock::time_point start_, deadline_ = Clock::time_point::max();
+  halide::BatchOptions batch_;
+  halide::Outputs reference_;
+  std::map<std::string, Known> known_;  // by measurement key
+  std::map<std::string, int> errors_;   // failures of this search by message
+  TuneResult result_;
+};
+
+}  // namespace
+
+TuneResult tune(const halide::Program& program, train::CostModel* model, const TuneOptions& o) {
+  if (o.log.empty()) throw UsageError("tuning needs a log file (--log)");
+  if (o.budget < 1) throw UsageError("--budget must be at least 1");
+  if (model != nullptr && model->collection() != Collection::kLayout) {
+    throw InputError(fmt::format("tuning ranks layout graphs; the {} model reads {} data",
+                                 model->name(), collection_name(model->collection())));
+  }
+  return Search(program, model, o).run();
+}
+
+halide::Schedule pick_by_model(const halide::Program& program, train::CostModel& model,
+                               int candidates, uint64_t seed) {
+  if (model.collection() != Collection::kLayout) {
+    throw InputError(fmt::format("tuning ranks layout graphs; the {} model reads {} data",
+                                 model.name(), collection_name(model.collection())));
+  }
+  const auto pool = halide::sample_schedules(program.info(), std::max(1, candidates), seed);
+  const std::vector<double> cost = model.score(halide::layout_graph(program.info(), pool, {}));
+  const size_t best =
+      static_cast<size_t>(std::min_element(cost.begin(), cost.end()) - cost.begin());
+  return pool[best];
+}
+
+std::optional<std::pair<halide::Schedule, double>> best_on_record(const halide::Program& program,
+                                                                  const std::string& log) {
+  std::error_code ec;
+  if (log.empty() || !std::filesystem::exists(log, ec)) return std::nullopt;
+  const halide::ResultLog records(log);
+  std::optional<std::pair<halide::Schedule, double>> best;
+  for (const auto& rec : records.records()) {
+    if (rec.value("instance", "") != program.name() || !rec.value("ok", false) ||
+        !rec.value("checked", false))
+      continue;
+    try {
+      halide::Schedule s = halide::schedule_from_json(rec.at("schedule"));
+      halide::check_schedule(program.info(), s);
+      const double ns = rec.value("best_ns", 0.0);
+      if (!best || ns < best->second) best = std::make_pair(std::move(s), ns);
+    } catch (const std::exception&) {
+      // a record of another space or program version
+    }
+  }
+  return best;
+}
+
+}  // namespace tcost::tune

@@ -1,0 +1,68 @@
+// Model-guided schedule search for one Program (the TVM/Ansor loop on tcost's pieces):
+//   1. candidates: seeded samples of the schedule space, mutations and crossovers of the best
+//      schedules measured so far;
+//   2. the cost model ranks them all (one layout graph, thousands of configurations);
+//   3. the best few of each round (plus a few at random, to explore) are measured in isolated
+//      child processes, every output checked against the default schedule's;
+//   4. the model is refit on this program's own measurements;
+//   5. until the measurement budget or the time budget is spent.
+// Without a model the same loop is random search: samples measured in the sampler's order.
+// Every measurement is appended to the tuning log in collect's record format, so tuning also
+// makes training data; a rerun with the same log reuses the schedules on record.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "halide/program.h"
+#include "train/cost_model.h"
+
+namespace tcost::tune {
+
+struct TuneOptions {
+  int budget = 64;               // new measurements at most (the default schedule's included)
+  double time_budget_min = 5;    // wall clock of the search at most (0: no limit)
+  int candidates = 2000;         // candidates the model ranks per round
+  int per_round = 8;             // measured per round
+  double explore = 0.25;         // fraction of each round's measurements chosen at random
+  int threads = 2;               // Halide threads in timed runs
+  int workers = 2;               // measurements in flight (compiles overlap, timed runs alone)
+  double timeout_s = 10;         // per measurement (compile + runs)
+  double max_run_seconds = 0.5;  // timed runs per measurement stop after this much run time
+  uint64_t seed = 0;
+  bool refit = true;  // refit the model on the program's measurements after every round
+  train::RefitOptions refit_options;
+  std::string log;     // tuning log (JSON lines); required
+  bool quiet = false;  // no progress lines
+};
+
+struct TuneResult {
+  std::string program;
+  halide::Schedule best;
+  double best_ns = 0;        // fastest measured schedule, outputs checked
+  double default_ns = 0;     // the default schedule
+  int measured = 0;          // new measurements (failures included)
+  int failed = 0;            // of which failed (timeouts, crashes, rejected, wrong outputs)
+  std::string common_error;  // the most frequent failure, when there were failures
+  int reused = 0;            // schedules taken from the log
+  double search_s = 0;       // wall clock of the whole search
+  // Best runtime known after each new measurement (ns), for tuning curves.
+  std::vector<double> best_after;
+};
+
+// InputError when the default schedule itself cannot run, or when the model does not read
+// layout graphs. `model` may be null (random search); it is refit in place.
+TuneResult tune(const halide::Program& program, train::CostModel* model, const TuneOptions& o);
+
+// Without measuring: the model's favourite among `candidates` seeded samples of the space.
+halide::Schedule pick_by_model(const halide::Program& program, train::CostModel& model,
+                               int candidates, uint64_t seed);
+
+// The fastest schedule of this program in a tuning log whose outputs were checked; nothing
+// when the log has none (or does not exist).
+std::optional<std::pair<halide::Schedule, double>> best_on_record(const halide::Program& program,
+                                                                  const std::string& log);
+
+}  // namespace tcost::tune
