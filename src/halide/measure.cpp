@@ -81,6 +81,24 @@ Wire run_child(const std::function<Workload()>& prepare, const MeasureOptions& o
   return w;
 }
 
+// Reads what a child writes to `fd` until it closes the pipe or the deadline passes; returns
+// false on the deadline.
+bool read_until(int fd, Clock::time_point deadline, std::string& out) {
+  char buf[1 << 16];
+  for (;;) {
+    const double left_ms =
+        std::chrono::duration<double, std::milli>(deadline - Clock::now()).count();
+    if (left_ms <= 0) return false;
+    pollfd pfd{fd, POLLIN, 0};
+    const int ready = poll(&pfd, 1, static_cast<int>(std::min(left_ms, 1000.0)) + 1);
+    if (ready <= 0) continue;  // timeout of this poll, or EINTR
+    const ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return true;  // the child closed the pipe: it ended (or crashed)
+    out.append(buf, static_cast<size_t>(n));
+  }
+}
+
 }  // namespace
 
 MeasureResult measure_isolated(const std::function<std::function<void()>()>& prepare,
@@ -120,25 +138,14 @@ MeasureResult measure_isolated(const std::function<Workload()>& prepare, const M
     _exit(0);  // no destructors or atexit handlers of the parent's state
   }
   close(fds[1]);
+  std::string bytes;
+  const bool timed_out = !read_until(fds[0],
+                                     Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                        std::chrono::duration<double>(o.timeout_s)),
+                                     bytes);
   Wire w;
-  size_t got = 0;
-  const auto deadline = Clock::now() + std::chrono::duration<double>(o.timeout_s);
-  bool timed_out = false;
-  while (got < sizeof(w)) {
-    const double left_ms =
-        std::chrono::duration<double, std::milli>(deadline - Clock::now()).count();
-    if (left_ms <= 0) {
-      timed_out = true;
-      break;
-    }
-    pollfd pfd{fds[0], POLLIN, 0};
-    const int ready = poll(&pfd, 1, static_cast<int>(std::min(left_ms, 1000.0)) + 1);
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) continue;
-    const ssize_t n = read(fds[0], reinterpret_cast<char*>(&w) + got, sizeof(w) - got);
-    if (n <= 0) break;  // child closed the pipe: it ended (or crashed) before sending
-    got += static_cast<size_t>(n);
-  }
+  const size_t got = std::min(bytes.size(), sizeof(w));
+  std::memcpy(reinterpret_cast<char*>(&w), bytes.data(), got);
   close(fds[0]);
   if (timed_out) kill(pid, SIGKILL);
   int status = 0;
@@ -209,24 +216,10 @@ bool compute_isolated(const std::function<std::string()>& produce, double timeou
   }
   close(fds[1]);
   std::string got;
-  const auto deadline = Clock::now() + std::chrono::duration<double>(timeout_s);
-  bool timed_out = false;
-  char buf[1 << 16];
-  for (;;) {
-    const double left_ms =
-        std::chrono::duration<double, std::milli>(deadline - Clock::now()).count();
-    if (left_ms <= 0) {
-      timed_out = true;
-      break;
-    }
-    pollfd pfd{fds[0], POLLIN, 0};
-    const int ready = poll(&pfd, 1, static_cast<int>(std::min(left_ms, 1000.0)) + 1);
-    if (ready <= 0) continue;
-    const ssize_t n = read(fds[0], buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    got.append(buf, static_cast<size_t>(n));
-  }
+  const bool timed_out = !read_until(fds[0],
+                                     Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                        std::chrono::duration<double>(timeout_s)),
+                                     got);
   close(fds[0]);
   if (timed_out) kill(pid, SIGKILL);
   int status = 0;

@@ -1084,32 +1084,43 @@ Workload checked(std::function<void()> run, std::shared_ptr<std::vector<Buffer<>
 
 }  // namespace
 
-Outputs run_output(const Program& program, const Schedule& s, int threads) {
+namespace {
+
+// The program compiled under `s`, with the buffers its runs write.
+struct Compiled {
+  std::function<void()> run;
+  std::shared_ptr<std::vector<Buffer<>>> outs;
+};
+
+Compiled compile(const Program& program, const Schedule& s, int threads) {
   setenv("HL_NUM_THREADS", std::to_string(threads).c_str(), 1);
   Program::Impl& p = program.impl();
   try {
     p.bind_inputs();
     apply_schedule(program, s);
     auto outs = std::make_shared<std::vector<Buffer<>>>(output_buffers(p));
-    compiled_run(p, outs)();
-    return read_outputs(*outs);
+    return {compiled_run(p, outs), outs};
   } catch (const Halide::Error& e) {
     throw std::runtime_error(std::string("Halide rejected the schedule: ") + e.what());
   }
 }
 
+}  // namespace
+
+Outputs run_output(const Program& program, const Schedule& s, int threads) {
+  const Compiled c = compile(program, s, threads);
+  try {
+    c.run();
+  } catch (const Halide::Error& e) {
+    throw std::runtime_error(std::string("the program failed: ") + e.what());
+  }
+  return read_outputs(*c.outs);
+}
+
 Workload schedule_workload(const Program& program, const Schedule& s, int threads,
                            const Outputs* reference) {
-  setenv("HL_NUM_THREADS", std::to_string(threads).c_str(), 1);
-  Program::Impl& p = program.impl();
-  try {
-    p.bind_inputs();
-    apply_schedule(program, s);
-    auto outs = std::make_shared<std::vector<Buffer<>>>(output_buffers(p));
-    return checked(compiled_run(p, outs), outs, program, reference);
-  } catch (const Halide::Error& e) {
-    throw std::runtime_error(std::string("Halide rejected the schedule: ") + e.what());
-  }
+  const Compiled c = compile(program, s, threads);
+  return checked(c.run, c.outs, program, reference);
 }
 
 Workload autoschedule_workload(const Program& program, const std::string& autoscheduler,
