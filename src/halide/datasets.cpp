@@ -1,0 +1,95 @@
+#include "halide/datasets.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "core/ast.h"
+#include "core/dataset.h"
+#include "core/error.h"
+#include "core/tpugraphs_io.h"
+#include "halide/featurize.h"
+
+namespace fs = std::filesystem;
+
+namespace tcost::halide {
+
+std::map<std::string, std::vector<size_t>> first_pass_by_program(const ResultLog& log) {
+  std::map<std::string, std::vector<size_t>> out;
+  const auto& records = log.records();
+  for (size_t i = 0; i < records.size(); ++i) {
+    const auto& rec = records[i];
+    if (rec.value("pass", 1) == 1 && rec.value("ok", false))
+      out[rec.value("instance", "")].push_back(i);
+  }
+  return out;
+}
+
+Measured measured_configs(const ResultLog& log, const std::vector<size_t>& positions,
+                          const ProgramInfo& p) {
+  Measured m;
+  const std::string default_key = schedule_key(default_schedule(p));
+  for (size_t i : positions) {
+    const auto& rec = log.records()[i];
+    Schedule s = schedule_from_json(rec.at("schedule"));
+    check_schedule(p, s);
+    const auto ns = std::max<int64_t>(1, static_cast<int64_t>(rec.value("best_ns", 0.0)));
+    if (schedule_key(s) == default_key) m.normalizer_ns = ns;
+    m.schedules.push_back(std::move(s));
+    m.runtime_ns.push_back(ns);
+  }
+  return m;
+}
+
+void write_datasets(const std::string& out, const InstanceName& in, const Program& program,
+                    const Measured& m, bool with_ast, CollectSummary& summary) {
+  const ProgramInfo& p = program.info();
+  const fs::path split = split_name(in.split);
+  const auto path = [&](const char* collection) {
+    const fs::path dir = fs::path(out) / collection / split;
+    fs::create_directories(dir);
+    return (dir / (p.instance + ".npz")).string();
+  };
+  const auto c = static_cast<int64_t>(m.schedules.size());
+  const Graph layout = layout_graph(p, m.schedules, m.runtime_ns);
+  const auto nc = static_cast<size_t>(layout.num_config_nodes());
+  save_graph(path("layout"), layout, true);
+  ++summary.layout_written;
+  if (p.single_kernel) {
+    save_graph(path("tile"), tile_graph(p, m.schedules, m.runtime_ns, m.normalizer_ns), true);
+    ++summary.tile_written;
+  }
+  if (!with_ast) return;
+  const std::string ast_path = path("ast");
+  // Lowering every configuration takes a while: a file that already holds these runtimes is
+  // kept.
+  if (fs::exists(ast_path)) {
+    try {
+      if (load_ast(ast_path).runtime_ns == m.runtime_ns) {
+        ++summary.ast_written;
+        return;
+      }
+    } catch (const InputError&) {
+      // rewritten below
+    }
+  }
+  AstSet a;
+  a.name = p.instance;
+  a.num_configs = c;
+  a.node_offsets.push_back(0);
+  a.edge_offsets.push_back(0);
+  a.config_feat_width = static_cast<int>(nc) * kStageConfigWidth;
+  a.config_feat = layout.config_feat;
+  for (int64_t i = 0; i < c; ++i) {
+    const AstTree t = lower_ast(program, m.schedules[i]);
+    a.kinds.insert(a.kinds.end(), t.kinds.begin(), t.kinds.end());
+    a.feats.insert(a.feats.end(), t.feats.begin(), t.feats.end());
+    a.edges.insert(a.edges.end(), t.edges.begin(), t.edges.end());
+    a.node_offsets.push_back(a.num_nodes());
+    a.edge_offsets.push_back(a.num_edges());
+  }
+  a.runtime_ns = m.runtime_ns;
+  save_ast(ast_path, a, true);
+  ++summary.ast_written;
+}
+
+}  // namespace tcost::halide

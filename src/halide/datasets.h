@@ -1,0 +1,35 @@
+// The datasets of a collection, written from its record (docs/formats.md): for each program,
+// the successful first-pass measurements (the configurations, in the order measured) as
+// OUT/layout/SPLIT/NAME.npz, OUT/tile/SPLIT/NAME.npz (single-kernel programs) and
+// OUT/ast/SPLIT/NAME.npz (syntax trees; a file whose runtimes are unchanged is kept).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "halide/collect.h"
+#include "halide/result_log.h"
+#include "halide/zoo.h"
+
+namespace tcost::halide {
+
+// Positions in log.records() of each program's successful first-pass measurements, in the
+// order they were measured. Positions stay valid while the log grows.
+std::map<std::string, std::vector<size_t>> first_pass_by_program(const ResultLog& log);
+
+struct Measured {
+  std::vector<Schedule> schedules;
+  std::vector<int64_t> runtime_ns;
+  int64_t normalizer_ns = 0;  // the default schedule's runtime
+};
+
+// The configurations of one program: the records at `positions` (first_pass_by_program).
+Measured measured_configs(const ResultLog& log, const std::vector<size_t>& positions,
+                          const ProgramInfo& p);
+
+void write_datasets(const std::string& out, const InstanceName& in, const Program& program,
+                    const Measured& m, bool with_ast, CollectSummary& summary);
+
+}  // namespace tcost::halide

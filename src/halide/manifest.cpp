@@ -1,0 +1,179 @@
+#include "halide/manifest.h"
+
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "halide/zoo.h"
+
+namespace fs = std::filesystem;
+
+namespace tcost::halide {
+namespace {
+
+std::string read_first_line(const std::string& command) {
+  std::string out;
+  if (std::FILE* f = popen(command.c_str(), "r")) {
+    char buf[512];
+    if (std::fgets(buf, sizeof buf, f) != nullptr) out = buf;
+    pclose(f);
+  }
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+  return out;
+}
+
+// Facts about this machine: CPU model, cores, memory, SIMD flags, caches.
+nlohmann::json machine_facts() {
+  nlohmann::json m;
+  std::ifstream cpu("/proc/cpuinfo");
+  std::string line, flags;
+  while (std::getline(cpu, line)) {
+    const auto value = [&] { return line.substr(line.find(':') + 2); };
+    if (line.rfind("model name", 0) == 0 && !m.contains("cpu")) m["cpu"] = value();
+    if (line.rfind("flags", 0) == 0 && flags.empty()) flags = value();
+  }
+  m["cores"] = std::thread::hardware_concurrency();
+  std::ifstream mem("/proc/meminfo");
+  while (std::getline(mem, line)) {
+    if (line.rfind("MemTotal:", 0) == 0)
+      m["memory_gib"] = std::round(std::stod(line.substr(9)) / (1024.0 * 1024.0) * 10) / 10;
+  }
+  std::vector<std::string> simd;
+  for (const char* f : {"sse4_1", "sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512dq",
+                        "avx512bw", "avx512vl", "avx512_vnni", "avx512_bf16"}) {
+    if ((" " + flags + " ").find(std::string(" ") + f + " ") != std::string::npos)
+      simd.push_back(f);
+  }
+  m["simd_flags"] = simd;
+  m["cpu_flags"] = flags;
+  nlohmann::json caches;
+  for (int i = 0; i < 8; ++i) {
+    const std::string dir = fmt::format("/sys/devices/system/cpu/cpu0/cache/index{}/", i);
+    std::ifstream level(dir + "level"), type(dir + "type"), size(dir + "size");
+    std::string l, t, sz;
+    if (!(level >> l) || !(type >> t) || !(size >> sz)) break;
+    caches[fmt::format("L{} {}", l, t)] = sz;
+  }
+  m["caches"] = caches;
+  m["kernel"] = read_first_line("uname -sr 2>/dev/null");
+  return m;
+}
+
+}  // namespace
+
+void write_manifest(const CollectOptions& o, const MeasureOptions& mo, const ResultLog& log,
+                    const CollectSummary& summary) {
+  nlohmann::json counts;
+  int64_t failed_timeout = 0, failed_crash = 0, failed_other = 0, first_pass = 0;
+  std::map<std::string, int64_t> ok_by_program, tried_by_program;
+  for (const auto& rec : log.records()) {
+    if (rec.value("pass", 1) != 1) continue;
+    ++first_pass;
+    ++tried_by_program[rec.value("instance", "")];
+    if (rec.value("ok", false)) {
+      ++ok_by_program[rec.value("instance", "")];
+      continue;
+    }
+    const std::string e = rec.value("error", "");
+    (e.rfind("timeout", 0) == 0   ? failed_timeout
+     : e.rfind("crashed", 0) == 0 ? failed_crash
+                                  : failed_other)++;
+  }
+  for (Split sp : {Split::kTrain, Split::kValid, Split::kTest}) {
+    std::set<std::string> families;
+    int64_t programs = 0, configs = 0, fewest = -1;
+    for (const auto& in : zoo_instances()) {
+      if (in.split != sp || ok_by_program.count(in.name) == 0) continue;
+      families.insert(in.family);
+      ++programs;
+      const int64_t c = ok_by_program[in.name];
+      configs += c;
+      fewest = fewest < 0 ? c : std::min(fewest, c);
+    }
+    counts[split_name(sp)] = {
+        {"families", std::vector<std::string>(families.begin(), families.end())},
+        {"programs", programs},
+        {"configs", configs},
+        {"fewest_configs_per_program", fewest}};
+  }
+  counts["measurements_first_pass"] = first_pass;
+  int64_t tried_min = -1, tried_max = 0;  // the default and the samples, failures included
+  for (const auto& [name, n] : tried_by_program) {
+    tried_min = tried_min < 0 ? n : std::min(tried_min, n);
+    tried_max = std::max(tried_max, n);
+  }
+  counts["failed"] = {
+      {"timeout", failed_timeout}, {"crashed", failed_crash}, {"rejected_or_other", failed_other}};
+  counts["files"] = {{"layout", summary.layout_written},
+                     {"tile", summary.tile_written},
+                     {"ast", summary.ast_written}};
+  const std::string halide = read_first_line(
+      "dpkg-query -W -f='libhalide14-0-dev ${Version}' libhalide14-0-dev 2>/dev/null");
+  const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  char date[32];
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  nlohmann::json m = {
+      {"written", date},
+      {"machine", machine_facts()},
+      {"halide",
+       {{"version", halide.empty() ? "Halide 14" : halide}, {"target", jit_target_name()}}},
+      {"protocol",
+       {{"compile", "JIT (Pipeline::compile_jit), timed separately, in a fresh child process"},
+        {"inputs", "seeded uniform random values, allocated with slack around their extents"},
+        {"threads", o.threads},
+        {"workers", o.workers},
+        {"overlap", "compiles of different schedules overlap; timed runs hold a lock alone"},
+        {"warmup_runs", mo.warmup_runs},
+        {"min_runs", mo.min_runs},
+        {"max_runs", mo.max_runs},
+        {"stop_when_third_best_within", mo.tolerance},
+        {"max_run_seconds", mo.max_run_seconds},
+        {"timeout_seconds", o.timeout_s},
+        {"statistic", "best run (ns)"},
+        {"seed", o.seed},
+        {"schedules_tried_per_program", {{"min", tried_min}, {"max", tried_max}}}}},
+      {"counts", counts},
+  };
+  const NoiseCeiling n = noise_ceiling(log);
+  m["noise_ceiling"] = {
+      {"kendall_tau", std::isnan(n.tau) ? nlohmann::json() : nlohmann::json(n.tau)},
+      {"pairs", n.pairs},
+      {"programs", n.programs},
+      {"method",
+       "mean over programs of Kendall tau-b between the first and a second measurement of a "
+       "seeded sample of its schedules (tcost collect --remeasure)"}};
+  const std::string path = (fs::path(o.out) / "manifest.json").string();
+  if (!o.measure && fs::exists(path)) {
+    // Rewritten datasets of earlier measurements: the machine, Halide target and protocol are
+    // the ones they were measured under.
+    std::ifstream in(path);
+    const nlohmann::json before = nlohmann::json::parse(in, nullptr, false);
+    if (before.is_object()) {
+      for (const char* key : {"written", "machine", "halide", "protocol"}) {
+        if (before.contains(key)) m[key] = before[key];
+      }
+      m["datasets_rewritten"] = {
+          {"date", date},
+          {"target_now", jit_target_name()},
+          {"note",
+           "datasets and features rewritten from measurements.jsonl (tcost collect "
+           "--rewrite); the runtimes are those measured at 'written'"}};
+    }
+  }
+  {
+    std::ofstream out(path + ".tmp", std::ios::trunc);
+    out << m.dump(2) << "\n";
+    if (!out) throw InputError(fmt::format("{}: cannot write", path));
+  }
+  fs::rename(path + ".tmp", path);
+}
+
+}  // namespace tcost::halide

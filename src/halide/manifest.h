@@ -1,0 +1,16 @@
+// OUT/manifest.json of a collection: the machine (CPU, cores, memory, SIMD flags, caches,
+// kernel), the Halide package and target, the protocol, the date, counts per split, failures
+// by kind and the noise ceiling (docs/collect.md). A rewrite (--rewrite) keeps the machine,
+// target and protocol the records were measured under.
+#pragma once
+
+#include "halide/collect.h"
+#include "halide/measure.h"
+#include "halide/result_log.h"
+
+namespace tcost::halide {
+
+void write_manifest(const CollectOptions& options, const MeasureOptions& measure,
+                    const ResultLog& log, const CollectSummary& summary);
+
+}  // namespace tcost::halide
