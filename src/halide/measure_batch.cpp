@@ -4,12 +4,25 @@
 #include <mutex>
 #include <thread>
 
+#include <fmt/format.h>
+
+#include "core/error.h"
 #include "core/progress.h"
 
 namespace tcost::halide {
 
 std::string measurement_key(const Program& p, const Schedule& s) {
   return p.name() + "|" + schedule_key(s);
+}
+
+Outputs default_outputs(const Program& p, int threads, double timeout_s) {
+  std::string bytes, error;
+  if (!compute_isolated(
+          [&] { return outputs_to_bytes(run_output(p, default_schedule(p.info()), threads)); },
+          timeout_s, bytes, error)) {
+    throw InputError(fmt::format("{}: the default schedule failed to run: {}", p.name(), error));
+  }
+  return outputs_from_bytes(bytes);
 }
 
 nlohmann::json measurement_record(const MeasureJob& j, int threads, const MeasureResult& r) {

@@ -41,6 +41,12 @@ struct BatchSummary {
   bool out_of_time = false;
 };
 
+// The default schedule's outputs (the reference measured schedules are checked against),
+// computed in a forked child: the caller never runs a Halide pipeline itself, so that the
+// measuring children it forks later inherit no started thread pool. InputError (naming the
+// program and the cause) when the default schedule cannot run within `timeout_s`.
+Outputs default_outputs(const Program& p, int threads, double timeout_s);
+
 // The record appended for one outcome (the format of docs/collect.md).
 nlohmann::json measurement_record(const MeasureJob& job, int threads, const MeasureResult& r);
 

@@ -1,13 +1,14 @@
 // Programs from Halide pipelines: the description derived from the IR, schedules applied in
 // place, JIT builds and runs. Map:
-//   DagWalker / collect_env      - the Function DAG of the outputs and the inputs it reads.
-//   estimates_map                - scalar and buffer parameters' estimates, as substitutions.
-//   infer_regions                - each node's region by bounds inference from the outputs'
-//                                  estimates (consumers first, as Halide's bounds inference).
+//   InputFinder / estimates_map  - the inputs and parameters a pipeline reads; their estimates
+//                                  as substitutions.
+//   callee_boxes                 - bounds inference of one definition; make_program runs it
+//                                  consumers first from the outputs' estimates.
 //   OpCounter / access_facts     - operation counts by kind; stencil windows and strides.
 //   classify                     - the HLO opcode class of a stage, from its definitions.
 //   make_program                 - all of the above into a Program.
-//   apply_schedule / build / run_output.
+//   apply (Source)               - a schedule applied to the Funcs, optionally written as C++.
+//   compile / run_output / schedule_workload / autoschedule_workload.
 #include <algorithm>
 #include <cctype>
 #include <chrono>
@@ -194,6 +195,13 @@ void push_region(const Function& f, const Region& r, Scope<Interval>& s) {
            Interval(Expr(static_cast<int>(r[k].first)), Expr(static_cast<int>(r[k].second))));
 }
 
+// Adds `box` to the boxes of `name` (their union).
+void merge_box(std::map<std::string, Internal::Box>& boxes, const std::string& name,
+               const Internal::Box& box) {
+  const auto it = boxes.find(name);
+  boxes[name] = it == boxes.end() ? box : Internal::box_union(it->second, box);
+}
+
 // Boxes of every callee over one definition of f, with the pure variables ranging over `scope`
 // (single points, or the whole region) and reduction variables over their domains.
 std::map<std::string, Internal::Box> callee_boxes(const Function& f, const Internal::Definition& d,
@@ -209,9 +217,7 @@ std::map<std::string, Internal::Box> callee_boxes(const Function& f, const Inter
   std::map<std::string, Internal::Box> out;
   for (const Expr& e : definition_exprs(d)) {
     for (auto& [name, box] : Internal::boxes_required(Internal::substitute(params, e), scope)) {
-      if (name == f.name()) continue;
-      auto it = out.find(name);
-      out[name] = it == out.end() ? box : Internal::box_union(it->second, box);
+      if (name != f.name()) merge_box(out, name, box);
     }
   }
   return out;
@@ -224,7 +230,6 @@ class OpCounter : public Internal::IRGraphVisitor {
   std::array<double, kNumOpKinds> ops{};
   std::set<std::string> indirect;  // callees read indirectly
   std::vector<std::string> math;   // math calls by name, e.g. "exp_f32"
-  bool top_multiply_of_loads = false;
   void count(const Expr& e) { e.accept(this); }
 
  private:
@@ -341,10 +346,7 @@ void access_facts(const Function& f, const Region& region, const std::set<std::s
       s.push(args[k], Interval::single_point(Expr(static_cast<int>(point[k]))));
     std::map<std::string, Internal::Box> all;
     for (const auto* d : definitions(f)) {
-      for (auto& [name, box] : callee_boxes(f, *d, s, params)) {
-        auto it = all.find(name);
-        all[name] = it == all.end() ? box : Internal::box_union(it->second, box);
-      }
+      for (auto& [name, box] : callee_boxes(f, *d, s, params)) merge_box(all, name, box);
     }
     return all;
   };
@@ -362,11 +364,14 @@ void access_facts(const Function& f, const Region& region, const std::set<std::s
   // Per pure dimension k of f (x, y): the widest direct access that moves with it.
   int widths[2] = {1, 1};
   double stride = 0;
+  std::map<std::string, Internal::Box> shifted_along[2];  // boxes with x (y) moved by kShift
   for (size_t k = 0; k < args.size() && k < 2; ++k) {
     std::vector<int64_t> moved = mid, next = mid;
     moved[k] += kShift;
     next[k] += 1;  // upsampling reads one or two points depending on parity
-    const auto shifted = at(moved), neighbour = at(next);
+    shifted_along[k] = at(moved);
+    const auto& shifted = shifted_along[k];
+    const auto neighbour = at(next);
     for (const auto& [name, box] : base) {
       if (indirect.count(name) || !shifted.count(name) || !neighbour.count(name)) continue;
       for (size_t d = 0; d < box.size(); ++d) {
@@ -385,10 +390,8 @@ void access_facts(const Function& f, const Region& region, const std::set<std::s
   const int window = std::max(widths[0], widths[1]);
   // A producer read over both of f's innermost dimensions, at the same positions (images).
   if (args.size() >= 3) {
-    std::vector<int64_t> mx = mid, my = mid;
-    mx[0] += kShift;
-    my[1] += kShift;
-    const auto bx = at(mx), by = at(my);
+    const auto& bx = shifted_along[0];
+    const auto& by = shifted_along[1];
     for (const auto& [name, box] : base) {
       if (indirect.count(name) || box.size() < 2 || !bx.count(name) || !by.count(name)) continue;
       const auto x0 = value(box[0].min), x1 = value(bx.at(name)[0].min);
@@ -404,11 +407,19 @@ void access_facts(const Function& f, const Region& region, const std::set<std::s
 
 }  // namespace
 
-void Program::Impl::reset_schedules() {
+// Each Function of the program mapped to itself: FuncSchedule::deep_copy then keeps the
+// schedule's references (wrappers) to the program's own Functions.
+std::map<Internal::FunctionPtr, Internal::FunctionPtr> identity_map(
+    const std::vector<Function>& functions) {
   std::map<Internal::FunctionPtr, Internal::FunctionPtr> same;
   for (const Function& f : functions) {
     if (f.get_contents().defined()) same[f.get_contents()] = f.get_contents();
   }
+  return same;
+}
+
+void Program::Impl::reset_schedules() {
+  auto same = identity_map(functions);
   for (size_t i = 0; i < functions.size(); ++i) {
     Function f = functions[i];
     if (!f.get_contents().defined()) continue;
@@ -468,7 +479,6 @@ Program make_program(const PipelineSource& src) {
   impl->buffers = src.buffers;
   impl->seed = src.seed;
   impl->fill = src.fill;
-  impl->bound_outputs = src.bound_outputs;
   impl->target = jit_target();
   std::vector<Function> outs;
   for (const Func& f : src.outputs) outs.push_back(f.function());
@@ -548,7 +558,6 @@ Program make_program(const PipelineSource& src) {
     impl->output_regions.emplace_back();
     for (const auto& [lo, hi] : r) impl->output_regions.back().push_back({lo, hi - lo + 1});
   }
-  std::map<std::string, std::set<std::string>> indirect_of;
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const Function& f = env.at(*it);
     if (!region.count(*it)) {
@@ -601,7 +610,6 @@ Program make_program(const PipelineSource& src) {
         if (var == nullptr || var->name != f.args()[k]) n.update_over_pure = false;
       }
     }
-    std::vector<OpCounter> counters;
     for (const auto* d : definitions(f)) {
       double volume = 1;
       for (const auto& rv : d->schedule().rvars()) {
@@ -643,15 +651,12 @@ Program make_program(const PipelineSource& src) {
         out.bound(args[k], static_cast<int>(r[k].first), static_cast<int>(r[k].second));
     }
   }
+  auto same = identity_map(impl->functions);
   for (const Function& f : impl->functions) {
     if (!f.get_contents().defined()) {
       impl->saved_func.emplace_back();
       impl->saved_definitions.emplace_back();
       continue;
-    }
-    std::map<Internal::FunctionPtr, Internal::FunctionPtr> same;
-    for (const Function& g : impl->functions) {
-      if (g.get_contents().defined()) same[g.get_contents()] = g.get_contents();
     }
     impl->saved_func.push_back(f.schedule().deep_copy(same));
     impl->saved_definitions.push_back({f.definition().get_copy()});
@@ -745,12 +750,7 @@ void fill_random(Buffer<>& b, std::mt19937& rng) {
 
 namespace {
 
-// Schedules one definition (pure or update) of a stage after its loop plan (pure_loops):
-// splits, order with the reduction loops, vector, unrolls, parallelism. Returns the loop at
-// which producers computed at this stage's (inner or outer) tile are placed.
-// `guard`: splits guard their tails with an if (updates of outputs: the default, rounding up,
-// would write past the output buffer, which is compiled without bounds asserts; stages
-// computed per tile).
+// The loops of a definition at which producers computed at its inner or outer tile go.
 struct DefinitionLoops {
   VarOrRVar inner_tile, outer_tile;
 };
@@ -777,6 +777,11 @@ class Source {
   std::string lines_;
 };
 
+// Schedules one definition (pure or update) of a stage after its loop plan (pure_loops):
+// splits, order with the reduction loops, vector, unrolls, parallelism; writes the directives
+// to `src` when given. `guard`: splits guard their tails with an if (updates of outputs: the
+// default, rounding up, would write past the output buffer, which is compiled without bounds
+// asserts; stages computed per tile).
 DefinitionLoops schedule_definition(Stage stage, const NodeInfo& n, const std::vector<Var>& vars,
                                     const std::vector<RVar>& rvars, const StageSchedule& st,
                                     int tag, bool guard, Source* src, const std::string& name) {
@@ -845,7 +850,7 @@ DefinitionLoops schedule_definition(Stage stage, const NodeInfo& n, const std::v
     stage.fuse(pure[pure.size() - 2], pure.back(), fused).parallel(fused);
     emit(fmt::format(".fuse({}, {}, {}).parallel({})", Source::v(pure[pure.size() - 2]),
                      Source::v(pure.back()), Source::v(fused), Source::v(fused)));
-    if (st.tile_x == 0) out.inner_tile = out.outer_tile = fused;
+    // Tile loops that were fused away are the fused loop now.
     if (out.inner_tile.name() == pure.back().name() ||
         out.inner_tile.name() == pure[pure.size() - 2].name())
       out.inner_tile = fused;

@@ -52,7 +52,6 @@ struct Program::Impl {
   // The schedules the Funcs had when the Program was made (apply_schedule starts from them).
   std::vector<Halide::Internal::FuncSchedule> saved_func;
   std::vector<std::vector<Halide::Internal::Definition>> saved_definitions;  // init, updates
-  bool bound_outputs = false;
   // The target programs are compiled for when measured and lowered (default: jit_target();
   // the autoscheduler plugin uses its generator's target, with the JIT feature).
   Halide::Target target;

@@ -80,6 +80,18 @@ std::string explain(const std::string& error, const Target& target) {
   return msg;
 }
 
+// Removes a temporary tuning log and its lock file however the search ends.
+struct TemporaryLog {
+  std::string path;  // empty: nothing to remove
+  explicit TemporaryLog(std::string p) : path(std::move(p)) {}
+  ~TemporaryLog() {
+    if (path.empty()) return;
+    std::error_code ec;
+    std::filesystem::remove(path, ec);
+    std::filesystem::remove(path + ".lock", ec);
+  }
+};
+
 void autoschedule(const Pipeline& pipeline, const Target& target, const MachineParams& params,
                   AutoSchedulerResults* results) {
   try {
@@ -127,17 +139,8 @@ void autoschedule(const Pipeline& pipeline, const Target& target, const MachineP
                              fmt::format("tcost-plugin-{}.jsonl", ::getpid()))
                                 .string()
                           : log;
-        tune::TuneResult r;
-        try {
-          r = tune::tune(program, model.get(), o);
-        } catch (...) {
-          if (temporary) std::filesystem::remove(o.log);
-          throw;
-        }
-        if (temporary) {
-          std::filesystem::remove(o.log);
-          std::filesystem::remove(o.log + ".lock");
-        }
+        const TemporaryLog cleanup(temporary ? o.log : "");
+        const tune::TuneResult r = tune::tune(program, model.get(), o);
         if (r.best_ns <= 0) {
           throw InputError(fmt::format("all {} measured schedules failed; most often: {}",
                                        r.measured, r.common_error));

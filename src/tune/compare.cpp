@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "halide/measure.h"
+#include "halide/measure_batch.h"
 
 namespace tcost::tune {
 namespace {
@@ -95,16 +96,7 @@ std::vector<MethodResult> compare_methods(const halide::Program& p, train::CostM
       continue;
     }
     if (!have_reference) {
-      std::string bytes, error;
-      if (!halide::compute_isolated(
-              [&] {
-                return halide::outputs_to_bytes(
-                    halide::run_output(p, halide::default_schedule(p.info()), o.tune.threads));
-              },
-              600, bytes, error)) {
-        throw InputError(fmt::format("{}: the default schedule failed: {}", p.name(), error));
-      }
-      reference = halide::outputs_from_bytes(bytes);
+      reference = halide::default_outputs(p, o.tune.threads, 600);
       have_reference = true;
     }
     for (const auto& a : kAutoschedulers) {

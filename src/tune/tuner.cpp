@@ -92,18 +92,8 @@ class Search {
     return rec != nullptr ? rec->value("error", "") : "";
   }
 
-  // The default schedule's outputs, computed in a child process (the tuner itself never runs
-  // a Halide pipeline: its measuring children are forked from it).
   void compute_reference() {
-    std::string bytes, error;
-    const Schedule def = halide::default_schedule(p_.info());
-    const bool ok = halide::compute_isolated(
-        [&] { return halide::outputs_to_bytes(halide::run_output(p_, def, o_.threads)); },
-        std::max(60.0, 6 * o_.timeout_s), bytes, error);
-    if (!ok) {
-      throw InputError(fmt::format("{}: the default schedule failed to run: {}", p_.name(), error));
-    }
-    reference_ = halide::outputs_from_bytes(bytes);
+    reference_ = halide::default_outputs(p_, o_.threads, std::max(60.0, 6 * o_.timeout_s));
   }
 
   // Schedules of this program already in the log (an earlier tuning or collection).
@@ -226,16 +216,14 @@ class Search {
       if (best.empty()) break;
       Known& k = known_.at(halide::measurement_key(p_, best[0]->schedule));
       if (!k.checked) {
-        halide::MeasureJob job{&p_, k.schedule, "verify|" + halide::measurement_key(p_, k.schedule),
-                               3, &reference_};
-        const halide::MeasureResult r = halide::measure_isolated(
-            std::function<halide::Workload()>([&] {
-              return halide::schedule_workload(p_, job.schedule, o_.threads, &reference_);
-            }),
-            batch_.measure);
-        log_.append(halide::measurement_record(job, o_.threads, r));
+        // Measured again with the check, as pass 3: not a dataset configuration.
+        const std::string key = "verify|" + halide::measurement_key(p_, k.schedule);
+        halide::BatchOptions verify = batch_;
+        verify.deadline = Clock::time_point::max();  // the result is owed whatever the time
+        halide::measure_batch(log_, {{&p_, k.schedule, key, 3, &reference_}}, verify, "verifying");
         k.checked = true;
-        if (!r.ok) {
+        const nlohmann::json* rec = log_.find(key);
+        if (rec == nullptr || !rec->value("ok", false)) {
           k.ok = false;  // wrong or no longer runs: not a result
           continue;
         }
