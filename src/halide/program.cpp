@@ -35,13 +35,6 @@ using Internal::Function;
 using Internal::Interval;
 using Internal::Scope;
 
-const char* op_kind_name(int kind) {
-  static const char* kNames[kNumOpKinds] = {"add",        "mul",        "div",           "minmax",
-                                            "compare",    "select",     "math",          "cast",
-                                            "load_stage", "load_input", "load_indirect", "bitwise"};
-  return kind >= 0 && kind < kNumOpKinds ? kNames[kind] : "?";
-}
-
 std::vector<int> ProgramInfo::stages() const {
   std::vector<int> out;
   for (size_t i = 0; i < nodes.size(); ++i) {

@@ -32,7 +32,6 @@ enum OpKind : int {
   kOpBitwise,         // shifts, and, or, xor
   kNumOpKinds
 };
-const char* op_kind_name(int kind);
 
 struct NodeInfo {
   std::string name;              // the Func's or input buffer's name

@@ -200,17 +200,6 @@ std::vector<Loop> pure_loops(const NodeInfo& n, const StageSchedule& st) {
   return loops;
 }
 
-int compute_at_loop(const NodeInfo& n, const StageSchedule& st, bool outer_level) {
-  const auto loops = pure_loops(n, st);
-  if (st.tile_x > 0) {
-    const int want = outer_level || st.outer_x == 0 ? kLoopOuter : kLoopMiddle;
-    for (size_t k = 0; k < loops.size(); ++k) {
-      if (loops[k].dim == 0 && loops[k].level == want) return static_cast<int>(k);
-    }
-  }
-  return static_cast<int>(loops.size()) - 1;
-}
-
 Schedule default_schedule(const ProgramInfo& p) { return Schedule(p.stages().size()); }
 
 std::vector<Schedule> sample_schedules(const ProgramInfo& p, int count, uint64_t seed) {

@@ -60,10 +60,6 @@ struct Loop {
   int64_t extent = 1;
 };
 std::vector<Loop> pure_loops(const NodeInfo& node, const StageSchedule& s);
-// The position in pure_loops of the loop at which producers computed at this stage's tile are
-// placed: the inner tile loop over x (the middle one with two levels), or with `outer_level`
-// the outer one; an untiled stage's outermost loop.
-int compute_at_loop(const NodeInfo& node, const StageSchedule& s, bool outer_level);
 
 // The normaliser: every stage at root, serial, scalar, untiled, in natural order.
 Schedule default_schedule(const ProgramInfo& p);
