@@ -315,6 +315,85 @@ std::vector<Schedule> sample_schedules(const ProgramInfo& p, int count, uint64_t
   return out;
 }
 
+std::optional<Schedule> tweak_schedule(const ProgramInfo& p, const Schedule& parent,
+                                       std::mt19937_64& rng) {
+  const std::vector<int> stages = p.stages();
+  if (parent.size() != stages.size() || parent.empty()) return std::nullopt;
+  // A value next to `v` in `table` (with 0 before the first entry when `zero` is allowed).
+  const auto step = [&](int v, std::vector<int> table, bool zero) {
+    if (zero) table.insert(table.begin(), 0);
+    int i = code_of(v, table);
+    if (i < 0) return table[rng() % table.size()];
+    const int j = (rng() % 2 == 0) ? i - 1 : i + 1;
+    return table[static_cast<size_t>(std::clamp(j, 0, static_cast<int>(table.size()) - 1))];
+  };
+  const auto any = [&](int lo, int hi) { return lo + static_cast<int>(rng() % (hi - lo + 1)); };
+  for (int tries = 0; tries < 24; ++tries) {
+    Schedule child = parent;
+    const size_t k = rng() % child.size();
+    StageSchedule& st = child[k];
+    const NodeInfo& n = p.nodes[static_cast<size_t>(stages[k])];
+    switch (rng() % 14) {
+      case 0:  // the inner tile, both dims at once or one of them
+        st.tile_x = step(st.tile_x, kTiles, true);
+        if (st.tile_x == 0) st.tile_y = st.outer_x = st.outer_y = 0;
+        if (st.tile_x > 0 && st.tile_y == 0) st.tile_y = kTiles[rng() % kTiles.size()];
+        break;
+      case 1:
+        st.tile_y = step(st.tile_y, kTiles, false);
+        break;
+      case 2:
+        st.tile_c = step(st.tile_c, kChannelTiles, true);
+        break;
+      case 3:
+        st.outer_x = step(st.outer_x, kOuterTiles, true);
+        st.outer_y = st.outer_x == 0 ? 0 : st.outer_y == 0 ? 2 : st.outer_y;
+        break;
+      case 4:
+        st.outer_y = step(st.outer_y, kOuterTiles, st.outer_x == 0);
+        break;
+      case 5:
+        st.vector = step(st.vector, kVectors, false);
+        break;
+      case 6:
+        st.vector_dim = any(0, std::min<int>(2, static_cast<int>(n.dims.size()) - 1));
+        break;
+      case 7:
+        st.unroll = step(st.unroll, kUnrolls, false);
+        break;
+      case 8:
+        st.unroll2 = step(st.unroll2, kUnrolls, false);
+        break;
+      case 9:
+        st.reduce_outer = any(0, 2);
+        break;
+      case 10:
+        st.parallel = any(0, 2);
+        break;
+      case 11:
+        st.order = 1 - st.order;
+        break;
+      case 12:
+        st.storage = any(0, 2);
+        break;
+      default:  // where it is computed: inline or root (compute-at comes from mutation)
+        if (n.is_output) continue;
+        st = StageSchedule{};
+        if (!n.has_update && rng() % 2 == 0) st.compute = kInline;
+        break;
+    }
+    if (st.compute == kInline) st = StageSchedule{kInline};
+    if (child == parent) continue;
+    try {
+      check_schedule(p, child);
+      return child;
+    } catch (const InputError&) {
+      // not valid: another try
+    }
+  }
+  return std::nullopt;
+}
+
 void check_schedule(const ProgramInfo& p, const Schedule& s) {
   const std::vector<int> stages = p.stages();
   if (s.size() != stages.size()) {
@@ -378,7 +457,8 @@ void check_schedule(const ProgramInfo& p, const Schedule& s) {
       throw bad("loop order out of range");
     if (st.parallel < 0 || st.parallel > 2 || (st.parallel == 2 && !may_fuse_parallel(n, st)))
       throw bad("parallel mode out of range (fused loops must be outer pure loops)");
-    if (st.storage < 0 || st.storage > 2) throw bad("storage order out of range");
+    if (st.storage < 0 || st.storage > std::min<int>(2, static_cast<int>(n.dims.size()) - 1))
+      throw bad("storage order out of range (a stage of d dims has orders 0..min(2, d-1))");
     if (st.vector_dim < 0 || st.vector_dim > 2 ||
         (st.vector_dim > 0 && st.vector_dim >= static_cast<int>(n.dims.size())))
       throw bad("vectorised dimension out of range");

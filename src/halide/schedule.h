@@ -7,6 +7,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -73,6 +75,12 @@ std::vector<Schedule> sample_schedules(const ProgramInfo& p, int count, uint64_t
 // Throws InputError when a schedule does not fit the program (wrong stage count, a value out
 // of range, an invalid compute location). Schedules read back from a log are checked with it.
 void check_schedule(const ProgramInfo& p, const Schedule& s);
+// A neighbour of `parent`: one decision of one stage moved to the next value of its table (a
+// tile halved or doubled, a vector or unroll factor stepped, a reduction placement, parallel
+// mode, loop order or storage order changed, or a stage inlined or put at root), checked with
+// check_schedule; nullopt when a few tries find no valid one. The local step of the tuner.
+std::optional<Schedule> tweak_schedule(const ProgramInfo& p, const Schedule& parent,
+                                       std::mt19937_64& rng);
 
 // Compact text form, used in measurement keys: "r.32x16.v8.p.u2.o0.ro0.s0|i|..." per stage.
 std::string schedule_key(const Schedule& s);

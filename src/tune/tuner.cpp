@@ -167,13 +167,22 @@ class Search {
       if (pool.size() > static_cast<size_t>(want)) pool.resize(static_cast<size_t>(want));
       return pool;
     }
-    // Neighbours of the best measured schedules.
+    // Neighbours of the best measured schedules: half one or two decisions away (local steps),
+    // a quarter with one stage from a random schedule, a quarter crossed with another elite.
     const auto elite = ranked(8);
     for (int i = 0; !elite.empty() && i < o_.candidates / 2; ++i) {
       const Schedule& a = elite[rng_() % elite.size()]->schedule;
-      const auto child = (i % 3 == 2)
-                             ? crossover(p_.info(), a, elite[rng_() % elite.size()]->schedule, rng_)
-                             : mutate(p_.info(), a, samples, rng_);
+      std::optional<Schedule> child;
+      if (i % 4 < 2) {
+        child = halide::tweak_schedule(p_.info(), a, rng_);
+        if (child && i % 4 == 1) {
+          if (auto again = halide::tweak_schedule(p_.info(), *child, rng_)) child = again;
+        }
+      } else if (i % 4 == 2) {
+        child = mutate(p_.info(), a, samples, rng_);
+      } else {
+        child = crossover(p_.info(), a, elite[rng_() % elite.size()]->schedule, rng_);
+      }
       if (child) add(*child);
     }
     if (pool.empty()) return {};

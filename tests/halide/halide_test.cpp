@@ -21,6 +21,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <random>
 #include <set>
 
 #include "core/error.h"
@@ -173,6 +174,35 @@ TEST(Zoo, SampledSchedulesAreValidForEveryFamily) {
       EXPECT_EQ(t.feats.size(), t.kinds.size() * kAstFeatureWidth);
       EXPECT_EQ(schedule_key(schedule_from_json(schedule_to_json(s))), schedule_key(s));
     }
+  }
+}
+
+// The tuner's local step: a tweak changes one stage of its parent, stays valid (Halide lowers
+// it), and a chain of tweaks walks to many distinct schedules.
+TEST(Zoo, TweaksChangeOneStageAndStayValid) {
+  std::set<std::string> done;
+  std::mt19937_64 rng(11);
+  for (const auto& in : zoo_instances()) {
+    if (!done.insert(in.family).second) continue;
+    const Program prog = zoo_program(in.name);
+    const ProgramInfo& p = prog.info();
+    Schedule s = sample_schedules(p, 1, 3).back();
+    std::set<std::string> seen = {schedule_key(s)};
+    for (int i = 0; i < 12; ++i) {
+      const auto t = tweak_schedule(p, s, rng);
+      ASSERT_TRUE(t.has_value()) << in.name;
+      ASSERT_EQ(t->size(), s.size());
+      int changed = 0;
+      for (size_t k = 0; k < s.size(); ++k) changed += (*t)[k] == s[k] ? 0 : 1;
+      EXPECT_EQ(changed, 1) << in.name;
+      EXPECT_NO_THROW(check_schedule(p, *t));
+      if (i % 4 == 0) {
+        EXPECT_GT(lower_ast(prog, *t).kinds.size(), 3u) << in.name;
+      }
+      seen.insert(schedule_key(*t));
+      s = *t;
+    }
+    EXPECT_GE(seen.size(), 6u) << in.name;
   }
 }
 
