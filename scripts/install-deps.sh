@@ -16,6 +16,8 @@ PACKAGES=(
   libtorch-dev libopenblas0-pthread libgloo-dev libxgboost-dev
   # measurement
   libhalide14-0-dev
+  # the Python module (build/python) and the report's browser test
+  pybind11-dev python3-dev chromium
 )
 
 missing=()

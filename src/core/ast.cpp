@@ -40,7 +40,11 @@ std::vector<int64_t> offsets(const NpzFile& npz, const std::string& key, int64_t
 bool is_ast_file(const std::string& path) { return NpzFile(path).has("ast_node_kind"); }
 
 AstSet load_ast(const std::string& path, const LoadOptions& options) {
-  NpzFile npz(path, options.npz);
+  return read_ast(NpzFile(path, options.npz));
+}
+
+AstSet read_ast(const NpzFile& npz) {
+  const std::string& path = npz.path();
   AstSet s;
   s.source = path;
   s.name = std::filesystem::path(path).stem().string();

@@ -73,6 +73,7 @@ struct AstSet {
 
 bool is_ast_file(const std::string& path);
 AstSet load_ast(const std::string& path, const LoadOptions& options = {});
+AstSet read_ast(const NpzFile& npz);  // the same validation over any archive (or arrays)
 void save_ast(const std::string& path, const AstSet& s, bool compress = true);
 AstSet select_ast_configs(const AstSet& s, const std::vector<int64_t>& indices);
 

@@ -10,11 +10,13 @@ namespace tcost {
 
 NpzFile::NpzFile(const std::string& path, NpzReadOptions options)
     : zip_(std::make_unique<ZipReader>(path)), options_(options) {}
+NpzFile::NpzFile(std::string label, std::vector<std::pair<std::string, NpyArray>> arrays)
+    : label_(std::move(label)), memory_(std::move(arrays)) {}
 NpzFile::~NpzFile() = default;
 NpzFile::NpzFile(NpzFile&&) noexcept = default;
 NpzFile& NpzFile::operator=(NpzFile&&) noexcept = default;
 
-const std::string& NpzFile::path() const { return zip_->path(); }
+const std::string& NpzFile::path() const { return zip_ ? zip_->path() : label_; }
 
 namespace {
 std::string key_of(const std::string& member) {
@@ -29,11 +31,21 @@ std::string key_of(const std::string& member) {
 
 std::vector<std::string> NpzFile::keys() const {
   std::vector<std::string> out;
+  if (!zip_) {
+    for (const auto& [key, a] : memory_) out.push_back(key);
+    return out;
+  }
   for (const auto& e : zip_->entries()) out.push_back(key_of(e.name));
   return out;
 }
 
 bool NpzFile::has(const std::string& key) const {
+  if (!zip_) {
+    for (const auto& m : memory_) {
+      if (m.first == key) return true;
+    }
+    return false;
+  }
   for (const auto& e : zip_->entries()) {
     if (key_of(e.name) == key) return true;
   }
@@ -41,10 +53,15 @@ bool NpzFile::has(const std::string& key) const {
 }
 
 NpyArray NpzFile::get(const std::string& key) const {
-  for (const auto& e : zip_->entries()) {
-    if (key_of(e.name) == key) {
-      return parse_npy(zip_->read(e, options_.max_member_bytes),
-                       fmt::format("{}: key '{}'", path(), key));
+  for (const auto& m : memory_) {
+    if (m.first == key) return m.second;
+  }
+  if (zip_) {
+    for (const auto& e : zip_->entries()) {
+      if (key_of(e.name) == key) {
+        return parse_npy(zip_->read(e, options_.max_member_bytes),
+                         fmt::format("{}: key '{}'", path(), key));
+      }
     }
   }
   throw InputError(fmt::format("{}: missing key '{}'", path(), key));

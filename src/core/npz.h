@@ -24,6 +24,10 @@ struct NpzReadOptions {
 class NpzFile {
  public:
   explicit NpzFile(const std::string& path, NpzReadOptions options = {});
+  // Arrays already in memory (a dict handed over from Python, say), read through the same
+  // accessors: readers validate them exactly as they validate a file. `label` stands for the
+  // path in error messages.
+  NpzFile(std::string label, std::vector<std::pair<std::string, NpyArray>> arrays);
   ~NpzFile();
   NpzFile(NpzFile&&) noexcept;
   NpzFile& operator=(NpzFile&&) noexcept;
@@ -35,8 +39,10 @@ class NpzFile {
   NpyArray get(const std::string& key) const;
 
  private:
-  std::unique_ptr<ZipReader> zip_;
+  std::unique_ptr<ZipReader> zip_;  // null for arrays in memory
   NpzReadOptions options_;
+  std::string label_;
+  std::vector<std::pair<std::string, NpyArray>> memory_;
 };
 
 void write_npz(const std::string& path, const std::vector<std::pair<std::string, NpyArray>>& arrays,

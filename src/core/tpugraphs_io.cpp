@@ -105,11 +105,14 @@ Collection collection_of(const NpzFile& npz) {
 Collection peek_collection(const std::string& path) { return collection_of(NpzFile(path)); }
 
 Graph load_graph(const std::string& path, const LoadOptions& options) {
-  NpzFile npz(path, options.npz);
+  return read_graph(NpzFile(path, options.npz));
+}
+
+Graph read_graph(const NpzFile& npz) {
   Reader r(npz);
   Graph g;
-  g.source = path;
-  g.name = std::filesystem::path(path).stem().string();
+  g.source = npz.path();
+  g.name = std::filesystem::path(npz.path()).stem().string();
   g.collection = collection_of(npz);
 
   NpyArray nf = r.get("node_feat", 2);

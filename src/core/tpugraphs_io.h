@@ -18,6 +18,8 @@ struct LoadOptions {
 };
 
 Graph load_graph(const std::string& path, const LoadOptions& options = {});
+// The same validation over any archive, also one of arrays in memory (NpzFile's second form).
+Graph read_graph(const NpzFile& npz);
 // Reads only what tells the collection and sizes; cheaper than load_graph for listings.
 Collection peek_collection(const std::string& path);
 
