@@ -26,16 +26,28 @@ for p in "${PACKAGES[@]}"; do
     missing+=("$p")
   fi
 done
-
-if [ ${#missing[@]} -eq 0 ]; then
-  echo "install-deps: all ${#PACKAGES[@]} packages present"
-  exit 0
-fi
+# Node.js and npm (the report's plotting library comes from the npm registry): Debian's, unless
+# a Node.js with npm is already installed (another nodejs package ships npm itself).
+if ! command -v npm >/dev/null 2>&1; then missing+=(nodejs npm); fi
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-echo "install-deps: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#PACKAGES[@]} packages present"
+else
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# The report's plotting library, pinned by third_party/js/package-lock.json: vega, vega-lite and
+# vega-embed (tcost report inlines their builds into each page). Installed again only when the
+# lock file changed since the last install.
+JS="$(cd "$(dirname "$0")/.." && pwd)/third_party/js"
+if ! cmp -s "$JS/package-lock.json" "$JS/node_modules/.package-lock.json.installed" 2>/dev/null; then
+  echo "install-deps: npm ci in third_party/js"
+  (cd "$JS" && npm ci --no-audit --no-fund --loglevel=error)
+  cp "$JS/package-lock.json" "$JS/node_modules/.package-lock.json.installed"
+fi
 echo "install-deps: done"

@@ -65,6 +65,7 @@ void register_collect(CLI::App& app) {
       fmt::print("noise ceiling: Kendall tau between two measurement passes = {:.4f} ({} pairs)\n",
                  s.remeasure_tau, s.remeasured_pairs);
     }
+    fmt::print("see it: tcost report --out collect-report.html --collect {}\n", o->out);
   });
 }
 

@@ -98,7 +98,13 @@ void register_model_commands(CLI::App& app) {
       ->check(CLI::Range(0, 100000));
   train->add_option("--log", t->log, "JSON-lines training log (default OUT.log.jsonl)");
   train->add_flag("--quiet", t->quiet, "No per-epoch lines");
-  train->callback([t] { train::train_model(*t); });
+  train->callback([t] {
+    train::train_model(*t);
+    if (!t->quiet) {
+      fmt::print("see it: tcost report --out train-report.html --model {} --data {}\n", t->out,
+                 t->data);
+    }
+  });
 
   auto e = std::make_shared<train::EvalOptions>();
   auto json = std::make_shared<bool>(false);

@@ -117,6 +117,8 @@ void run_tune(TuneCliOptions& o) {
   } else {
     print_table(names, rows);
   }
+  fmt::print(stderr, "see the tuning curves: tcost report --out tune-report.html --tune-log {}\n",
+             co.tune.log);
 }
 
 }  // namespace

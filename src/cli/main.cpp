@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   tcost::cli::register_model_commands(app);
   tcost::cli::register_collect(app);
   tcost::cli::register_tune(app);
+  tcost::cli::register_report(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

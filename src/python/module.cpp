@@ -108,7 +108,8 @@ void save(const std::string& path, const py::dict& arrays, bool compress) {
 
 std::vector<double> doubles(const py::handle& obj, const char* what) {
   const auto a = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(obj);
-  if (!a || a.ndim() != 1) throw InputError(std::string(what) + ": expected a 1-d array of numbers");
+  if (!a || a.ndim() != 1)
+    throw InputError(std::string(what) + ": expected a 1-d array of numbers");
   return std::vector<double>(a.data(), a.data() + a.size());
 }
 
@@ -156,7 +157,8 @@ class Model {
     std::vector<double> cost;
     {
       py::gil_scoped_release release;
-      cost = npz.has("ast_node_kind") ? model_->score(read_ast(npz)) : model_->score(read_graph(npz));
+      cost =
+          npz.has("ast_node_kind") ? model_->score(read_ast(npz)) : model_->score(read_graph(npz));
     }
     py::array_t<double> out(static_cast<py::ssize_t>(cost.size()));
     std::copy(cost.begin(), cost.end(), out.mutable_data());
@@ -221,7 +223,8 @@ py::dict score(const std::string& data, const std::string& pred_csv) {
 
 PYBIND11_MODULE(tcost, m) {
   using namespace tcost::python;
-  m.doc() = "tcost: TpuGraphs and syntax-tree files, ranking metrics and cost models (docs/python.md)";
+  m.doc() =
+      "tcost: TpuGraphs and syntax-tree files, ranking metrics and cost models (docs/python.md)";
   static py::exception<std::exception> error(m, "Error", PyExc_ValueError);
   // Every error of tcost's (bad input, bad arguments, internal) raises tcost.Error with the C++
   // message; nothing reaches the interpreter as a crash.
@@ -252,5 +255,6 @@ PYBIND11_MODULE(tcost, m) {
       .def_property_readonly("collection", &Model::collection)
       .def("predict", &Model::predict, py::arg("graph"),
            "Predicted cost per configuration (higher = slower)")
-      .def("rank", &Model::rank, py::arg("graph"), "Configuration indices, predicted fastest first");
+      .def("rank", &Model::rank, py::arg("graph"),
+           "Configuration indices, predicted fastest first");
 }

@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "halide/measure.h"
 #include "halide/measure_batch.h"
+#include "halide/result_log.h"
 
 namespace tcost::tune {
 namespace {
@@ -47,6 +48,17 @@ MethodResult run_autoscheduler(const halide::Program& p, const Autoscheduler& a,
   r.runtime_ms = m.best_ns * 1e-6;
   r.search_s = m.search_ms * 1e-3;
   r.measurements = 1;
+  // On record beside the tuning log (LOG.METHOD.jsonl), for `tcost report`'s tuning curves.
+  halide::ResultLog log(o.tune.log + "." + a.method + ".jsonl");
+  log.append({{"key", fmt::format("{}|{}|{}", a.method, p.name(), log.records().size())},
+              {"autoscheduler", a.name},
+              {"beam", a.beam != nullptr ? a.beam : ""},
+              {"instance", p.name()},
+              {"ok", m.ok},
+              {"error", m.error},
+              {"best_ns", m.best_ns},
+              {"search_s", r.search_s},
+              {"threads", o.tune.threads}});
   return r;
 }
 
