@@ -1,5 +1,7 @@
 // tcost collect --out DIR [--pipelines GLOB] [--configs-per-graph N] [--seed S]
 //               [--time-budget MINUTES]: measure Halide programs under sampled schedules.
+#include <cstdio>
+
 #include <fmt/format.h>
 
 #include "cli/commands.h"
@@ -41,12 +43,16 @@ void register_collect(CLI::App& app) {
   cmd->add_flag("!--no-ast", o->ast, "Do not write the syntax-tree datasets");
   cmd->add_flag("!--rewrite", o->measure,
                 "Measure nothing: rewrite the datasets and manifest from the records on file");
+  auto shard = std::make_shared<std::string>();
+  cmd->add_option("--shard", *shard,
+                  "I/N: measure only share I (from 0) of N, balanced by expected cost; join the "
+                  "shards with tcost merge");
   auto list = std::make_shared<bool>(false);
   cmd->add_flag("--list", *list, "List the programs (and their splits) and exit");
   cmd->add_option("--remeasure", o->remeasure, "Fraction of schedules timed again (noise ceiling)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
-  cmd->callback([o, list] {
+  cmd->callback([o, list, shard] {
     if (*list) {
       for (const auto& in : halide::select_instances(o->pipelines)) {
         const auto p = halide::zoo_program(in.name).info();
@@ -56,6 +62,14 @@ void register_collect(CLI::App& app) {
       return;
     }
     if (o->out.empty()) throw UsageError("--out is required");
+    if (!shard->empty()) {
+      int i = -1, n = 0;
+      char extra = 0;
+      if (std::sscanf(shard->c_str(), "%d/%d%c", &i, &n, &extra) != 2 || n < 1 || i < 0 || i >= n)
+        throw UsageError(fmt::format("--shard {}: expected I/N with 0 <= I < N", *shard));
+      o->shard_index = i;
+      o->shard_count = n;
+    }
     const auto s = halide::collect(*o);
     fmt::print(
         "measured {}, failed {}, already on record {}; wrote {} layout, {} tile and {} syntax-tree "
@@ -65,6 +79,33 @@ void register_collect(CLI::App& app) {
       fmt::print("noise ceiling: Kendall tau between two measurement passes = {:.4f} ({} pairs)\n",
                  s.remeasure_tau, s.remeasured_pairs);
     }
+    fmt::print("see it: tcost report --out collect-report.html --collect {}\n", o->out);
+  });
+}
+
+void register_merge(CLI::App& app) {
+  struct MergeOptions {
+    std::vector<std::string> dirs;
+    std::string out;
+    bool allow_mixed = false;
+  };
+  auto o = std::make_shared<MergeOptions>();
+  auto* cmd = app.add_subcommand(
+      "merge",
+      "Merge collections (tcost collect --shard I/N) into one: records, datasets, manifest");
+  cmd->add_option("dirs", o->dirs, "Collection directories")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  cmd->add_option("--out", o->out, "The merged collection's directory (new)")->required();
+  cmd->add_flag("--allow-mixed", o->allow_mixed,
+                "Merge shards measured on different CPUs, Halide versions or protocols");
+  cmd->callback([o] {
+    const auto s = halide::merge_collections(o->dirs, o->out, o->allow_mixed);
+    fmt::print(
+        "merged {} records ({} duplicates dropped) from {} collections; wrote {} layout, {} tile "
+        "and {} syntax-tree files under {}\n",
+        s.records, s.duplicates, o->dirs.size(), s.written.layout_written, s.written.tile_written,
+        s.written.ast_written, o->out);
     fmt::print("see it: tcost report --out collect-report.html --collect {}\n", o->out);
   });
 }

@@ -98,6 +98,16 @@ void register_model_commands(CLI::App& app) {
       ->check(CLI::Range(0, 100000));
   train->add_option("--log", t->log, "JSON-lines training log (default OUT.log.jsonl)");
   train->add_flag("--quiet", t->quiet, "No per-epoch lines");
+  train
+      ->add_option("--batch-graphs", t->batch_graphs,
+                   "Graphs per optimiser step over all processes (a multiple of WORLD_SIZE)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  train
+      ->add_option("--dist-timeout", t->dist_timeout_s,
+                   "Distributed: seconds to wait for a peer before naming it lost")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 86400.0));
   train->callback([t] {
     train::train_model(*t);
     if (!t->quiet) {

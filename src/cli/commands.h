@@ -12,7 +12,9 @@ void register_synth(CLI::App& app);
 void register_bench(CLI::App& app);
 void register_model_commands(CLI::App& app);  // train, eval, rank
 void register_collect(CLI::App& app);
+void register_merge(CLI::App& app);
 void register_tune(CLI::App& app);
 void register_report(CLI::App& app);
+void register_launch(CLI::App& app);
 
 }  // namespace tcost::cli

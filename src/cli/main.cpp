@@ -22,8 +22,10 @@ int main(int argc, char** argv) {
   tcost::cli::register_bench(app);
   tcost::cli::register_model_commands(app);
   tcost::cli::register_collect(app);
+  tcost::cli::register_merge(app);
   tcost::cli::register_tune(app);
   tcost::cli::register_report(app);
+  tcost::cli::register_launch(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

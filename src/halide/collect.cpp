@@ -4,7 +4,9 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <numeric>
 #include <random>
 
 #include <fmt/format.h>
@@ -46,13 +48,137 @@ NoiseCeiling noise_ceiling(const ResultLog& log) {
   return n;
 }
 
+std::vector<size_t> shard_programs(const std::vector<double>& costs, int index, int count) {
+  std::vector<size_t> order(costs.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return costs[a] > costs[b]; });
+  std::vector<double> load(static_cast<size_t>(count), 0.0);
+  std::vector<size_t> mine;
+  for (size_t i : order) {
+    const size_t s = static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+    load[s] += costs[i];
+    if (static_cast<int>(s) == index) mine.push_back(i);
+  }
+  std::sort(mine.begin(), mine.end());
+  return mine;
+}
+
+double expected_cost(const ProgramInfo& p, int64_t schedules, double max_run_seconds) {
+  double compile_s = 0.3, work = 0;
+  for (int v : p.stages()) {
+    const NodeInfo& n = p.nodes[static_cast<size_t>(v)];
+    compile_s += 0.05;
+    double points = 1;
+    for (int64_t d : n.dims) points *= static_cast<double>(d);
+    double ops = 1;
+    for (double k : n.ops) ops += k;
+    work += points * ops * static_cast<double>(std::max<int64_t>(1, n.reduction));
+  }
+  // Runs: about 1 ns an operation under an average schedule, repeated up to the run limit.
+  const double run_s = std::min(max_run_seconds, 10 * work * 1e-9);
+  return static_cast<double>(schedules) * (compile_s + run_s);
+}
+
+MergeSummary merge_collections(const std::vector<std::string>& dirs, const std::string& out,
+                               bool allow_mixed) {
+  if (dirs.empty()) throw UsageError("merge: no collections given");
+  std::error_code ec;
+  fs::create_directories(out, ec);
+  if (ec) throw InputError(fmt::format("{}: cannot create: {}", out, ec.message()));
+  const fs::path out_log = fs::path(out) / "measurements.jsonl";
+  if (fs::exists(out_log) && fs::file_size(out_log) > 0)
+    throw InputError(fmt::format("{}: already holds measurements; merge into a new directory",
+                                 out_log.string()));
+  // What must agree between shards: the CPU, Halide and its target, and the protocol (the
+  // seed and per-run counts aside).
+  const auto identity = [](const nlohmann::json& m) {
+    nlohmann::json id = {{"cpu", m.value("machine", nlohmann::json::object()).value("cpu", "")},
+                         {"halide", m.value("halide", nlohmann::json::object())},
+                         {"protocol", m.value("protocol", nlohmann::json::object())}};
+    for (const char* k : {"seed", "schedules_tried_per_program", "shard"}) id["protocol"].erase(k);
+    return id;
+  };
+  std::vector<nlohmann::json> manifests;
+  for (const auto& d : dirs) {
+    const fs::path mp = fs::path(d) / "manifest.json";
+    std::ifstream in(mp);
+    if (!in) throw InputError(fmt::format("{}: no manifest: not a collection", mp.string()));
+    nlohmann::json m = nlohmann::json::parse(in, nullptr, false);
+    if (!m.is_object()) throw InputError(fmt::format("{}: not JSON", mp.string()));
+    manifests.push_back(std::move(m));
+    if (!allow_mixed && identity(manifests.back()) != identity(manifests.front())) {
+      throw InputError(fmt::format(
+          "{} and {} were measured on different machines, Halide versions or protocols ({} vs "
+          "{}); pass --allow-mixed to merge them anyway",
+          dirs.front(), d, identity(manifests.front()).dump(), identity(manifests.back()).dump()));
+    }
+  }
+  MergeSummary summary;
+  {
+    ResultLog merged(out_log.string());
+    for (const auto& d : dirs) {
+      const fs::path lp = fs::path(d) / "measurements.jsonl";
+      if (!fs::exists(lp)) throw InputError(fmt::format("{}: no measurements", lp.string()));
+      const ResultLog shard(lp.string());
+      for (const auto& rec : shard.records()) {
+        if (merged.done(rec.at("key").get<std::string>())) {
+          ++summary.duplicates;
+          continue;
+        }
+        merged.append(rec);
+        ++summary.records;
+      }
+    }
+  }
+  // The first shard's machine, Halide target and protocol; the datasets from the merged records.
+  {
+    std::ofstream m(fs::path(out) / "manifest.json", std::ios::trunc);
+    m << manifests.front().dump(2) << "\n";
+  }
+  CollectOptions o;
+  o.out = out;
+  o.measure = false;
+  summary.written = collect(o);
+  const fs::path mp = fs::path(out) / "manifest.json";
+  std::ifstream in(mp);
+  nlohmann::json m = nlohmann::json::parse(in);
+  in.close();
+  m.erase("datasets_rewritten");
+  m["protocol"].erase("shard");
+  m["merged"] = {{"from", dirs},
+                 {"records", summary.records},
+                 {"duplicates", summary.duplicates},
+                 {"mixed", allow_mixed}};
+  {
+    std::ofstream w(mp.string() + ".tmp", std::ios::trunc);
+    w << m.dump(2) << "\n";
+    if (!w) throw InputError(fmt::format("{}: cannot write", mp.string()));
+  }
+  fs::rename(mp.string() + ".tmp", mp);
+  return summary;
+}
+
 CollectSummary collect(const CollectOptions& o) {
   if (o.out.empty()) throw UsageError("--out is required");
   if (o.configs_per_graph < 1) throw UsageError("--configs-per-graph must be at least 1");
   std::error_code ec;
   fs::create_directories(o.out, ec);
   if (ec) throw InputError(fmt::format("{}: cannot create: {}", o.out, ec.message()));
-  const std::vector<InstanceName> chosen = select_instances(o.pipelines);
+  if (o.shard_count < 1 || o.shard_index < 0 || o.shard_index >= o.shard_count)
+    throw UsageError(
+        fmt::format("--shard {}/{}: expected I/N with 0 <= I < N", o.shard_index, o.shard_count));
+  std::vector<InstanceName> chosen = select_instances(o.pipelines);
+  if (o.shard_count > 1 && o.measure) {
+    std::vector<double> costs;
+    for (const auto& in : chosen) {
+      costs.push_back(
+          expected_cost(zoo_program(in.name).info(), o.configs_per_graph + 1, o.max_run_seconds));
+    }
+    std::vector<InstanceName> mine;
+    for (size_t i : shard_programs(costs, o.shard_index, o.shard_count)) mine.push_back(chosen[i]);
+    chosen = std::move(mine);
+  }
   ResultLog log((fs::path(o.out) / "measurements.jsonl").string());
   CollectSummary summary;
   std::vector<Program> programs;

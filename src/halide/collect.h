@@ -31,7 +31,19 @@ struct CollectOptions {
   // false: measure nothing, only rewrite the datasets and the manifest from the records on
   // file (after a change of featurisation: the runtimes do not depend on it).
   bool measure = true;
+  // --shard I/N: measure only this share of the chosen programs (shard_programs); the datasets
+  // and manifest cover what is on record, as always. `tcost merge` joins the shards.
+  int shard_index = 0;
+  int shard_count = 1;
 };
+
+// The programs (indices into `costs`) of shard `index` of `count`: programs in decreasing
+// expected cost (ties by index) each go to the shard with the least cost so far (the
+// longest-processing-time rule), so every shard gets a similar share. Deterministic.
+std::vector<size_t> shard_programs(const std::vector<double>& costs, int index, int count);
+// Expected seconds to measure `schedules` schedules of a program: a compile per schedule that
+// grows with its stages, and runs that grow with its work, capped by the run limit.
+double expected_cost(const ProgramInfo& p, int64_t schedules, double max_run_seconds);
 
 struct CollectSummary {
   int64_t measured = 0, skipped = 0, failed = 0;
@@ -54,5 +66,16 @@ struct NoiseCeiling {
 NoiseCeiling noise_ceiling(const ResultLog& log);
 
 CollectSummary collect(const CollectOptions& options);
+
+// tcost merge: the measurement logs of several collections (shards) into `out`, duplicates
+// removed by key (the first one kept), then the datasets and the manifest written as one
+// collection would. Shards measured on other CPUs, Halide versions or targets, or under
+// another protocol are refused unless `allow_mixed`.
+struct MergeSummary {
+  int64_t records = 0, duplicates = 0;
+  CollectSummary written;
+};
+MergeSummary merge_collections(const std::vector<std::string>& dirs, const std::string& out,
+                               bool allow_mixed);
 
 }  // namespace tcost::halide

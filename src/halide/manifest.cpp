@@ -142,6 +142,8 @@ void write_manifest(const CollectOptions& o, const MeasureOptions& mo, const Res
         {"schedules_tried_per_program", {{"min", tried_min}, {"max", tried_max}}}}},
       {"counts", counts},
   };
+  if (o.shard_count > 1)
+    m["protocol"]["shard"] = fmt::format("{}/{}", o.shard_index, o.shard_count);
   const NoiseCeiling n = noise_ceiling(log);
   m["noise_ceiling"] = {
       {"kendall_tau", std::isnan(n.tau) ? nlohmann::json() : nlohmann::json(n.tau)},

@@ -41,8 +41,14 @@ struct TrainOptions {
   int stop_after = 0;  // end this run after N epochs (0 = never); continue with resume
   std::string log;     // JSON-lines log; default OUT.log.jsonl
   bool quiet = false;  // no per-epoch lines on stdout
+  // Graphs per optimiser step, over all processes (each of W takes batch_graphs / W).
+  int batch_graphs = 1;
+  // Distributed (WORLD_SIZE > 1): how long to wait for a peer before naming it lost.
+  double dist_timeout_s = 60;
 };
 
+// With torchrun's environment (WORLD_SIZE > 1), joins a c10d/Gloo process group and trains
+// data-parallel (docs/distributed.md); rank 0 alone writes the checkpoint, resume state and log.
 void train_model(const TrainOptions& options);
 
 struct EvalOptions {

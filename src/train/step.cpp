@@ -44,19 +44,29 @@ torch::Tensor batch_loss(const torch::Tensor& cost, const model::PreparedGraph& 
   return mse_loss(cost, batch.targets, norm.log_target_mean, norm.log_target_std);
 }
 
-double optimizer_step(model::Network& m, torch::optim::Optimizer& opt,
-                      const model::PreparedGraph& batch, const model::Normalizer& norm,
-                      const StepOptions& o) {
+double accumulate_gradients(model::Network& m, const model::PreparedGraph& batch,
+                            const model::Normalizer& norm, const StepOptions& o, double scale) {
   m.train();
   const auto cost = m.forward(batch.input, batch.configs);
   const auto loss = batch_loss(cost, batch, norm, o);
+  (loss * scale).backward();
+  return loss.item<double>();
+}
+
+void apply_gradients(model::Network& m, torch::optim::Optimizer& opt, const StepOptions& o) {
   for (auto& group : opt.param_groups())
     static_cast<torch::optim::AdamWOptions&>(group.options()).lr(o.lr);
-  opt.zero_grad();
-  loss.backward();
   torch::nn::utils::clip_grad_norm_(m.parameters(), o.clip);
   opt.step();
-  return loss.item<double>();
+}
+
+double optimizer_step(model::Network& m, torch::optim::Optimizer& opt,
+                      const model::PreparedGraph& batch, const model::Normalizer& norm,
+                      const StepOptions& o) {
+  opt.zero_grad();
+  const double loss = accumulate_gradients(m, batch, norm, o, 1.0);
+  apply_gradients(m, opt, o);
+  return loss;
 }
 
 std::vector<double> predict_prepared(model::Network& m, const model::PreparedGraph& g,

@@ -24,7 +24,13 @@ struct StepOptions {
 // The loss of `cost` against the batch's targets.
 torch::Tensor batch_loss(const torch::Tensor& cost, const model::PreparedGraph& batch,
                          const model::Normalizer& norm, const StepOptions& o);
-// Forward, loss, backward, clipping and one optimiser step. Returns the loss.
+// Forward, loss and backward of `scale` times the loss, adding to the gradients (a step over
+// several graphs scales each by 1/graphs). Returns the unscaled loss.
+double accumulate_gradients(model::Network& m, const model::PreparedGraph& batch,
+                            const model::Normalizer& norm, const StepOptions& o, double scale);
+// Clipping and one optimiser step at o.lr on the gradients accumulated so far.
+void apply_gradients(model::Network& m, torch::optim::Optimizer& opt, const StepOptions& o);
+// zero_grad, accumulate_gradients and apply_gradients on one batch. Returns the loss.
 double optimizer_step(model::Network& m, torch::optim::Optimizer& opt,
                       const model::PreparedGraph& batch, const model::Normalizer& norm,
                       const StepOptions& o);

@@ -22,6 +22,7 @@
 #include "train/checkpoint.h"
 #include "train/chunking.h"
 #include "train/cost_model.h"
+#include "train/distributed.h"
 #include "train/losses.h"
 #include "train/step.h"
 #include "train/xgb.h"
@@ -100,20 +101,38 @@ model::PreparedGraph sample_step(const TrainItem& item, const model::Normalizer&
   return model::prepare_graph(induced_subgraph(small, nodes), norm, prune_hops);
 }
 
+// The validation metric over this rank's share of the validation graphs (every graph when
+// `pg` is null): graph j belongs to rank j % W. The NaN-skipping sum and count are reduced so
+// that every rank sees the same mean.
 double validate(model::Network& m, const std::vector<model::PreparedGraph>& valid,
                 const std::vector<AstSet>& valid_ast, const model::Normalizer& norm, int64_t chunk,
-                int64_t hidden) {
+                int64_t hidden, ProcessGroup* pg) {
+  const size_t world = pg ? static_cast<size_t>(pg->world()) : 1;
+  const size_t rank = pg ? static_cast<size_t>(pg->rank()) : 0;
   std::vector<double> taus;
-  for (const auto& s : valid_ast)
-    taus.push_back(score_ast(s, predict_ast(m, s, norm, chunk)).kendall_tau);
+  size_t j = 0;
+  for (const auto& s : valid_ast) {
+    if (j++ % world == rank)
+      taus.push_back(score_ast(s, predict_ast(m, s, norm, chunk)).kendall_tau);
+  }
   for (const auto& g : valid) {
+    if (j++ % world != rank) continue;
     const auto cost = predict_prepared(m, g, chunk, hidden);
     std::vector<double> truth(static_cast<size_t>(g.num_configs()));
     std::copy_n(g.targets.data_ptr<double>(), truth.size(), truth.begin());
     taus.push_back(g.collection == Collection::kLayout ? kendall_tau_b(cost, truth)
                                                        : -slowdown_at_k(cost, truth, 5));
   }
-  return mean_ignoring_nan(taus);
+  if (pg == nullptr) return mean_ignoring_nan(taus);
+  double sum = 0, n = 0;
+  for (double t : taus) {
+    if (!std::isnan(t)) {
+      sum += t;
+      n += 1;
+    }
+  }
+  const auto total = pg->allreduce_sum({sum, n});
+  return total[1] > 0 ? total[0] / total[1] : std::nan("");
 }
 
 // What training runs on: the prepared training items and the validation graphs.
@@ -207,52 +226,131 @@ struct LrSchedule {
   }
 };
 
+// A seed for graph `item` of epoch `epoch`: the graph's configurations and any randomness of
+// its forward pass do not depend on which rank takes it, so W processes draw what one does.
+uint64_t item_seed(uint64_t seed, int epoch, size_t item) {
+  uint64_t x = seed * 1000003 + static_cast<uint64_t>(epoch) * 0x9E3779B97F4A7C15ull +
+               static_cast<uint64_t>(item) * 0xBF58476D1CE4E5B9ull;
+  x ^= x >> 31;
+  return x * 0x94D049BB133111EBull;
+}
+
+// Sums of the epoch's losses and graphs (over every rank).
+struct EpochLoss {
+  double sum = 0;
+  double graphs = 0;
+};
+
 // One epoch over the items in a seeded order (reseeded per epoch, so that a resumed run draws
-// what an uninterrupted one would). Returns the mean training loss.
-double run_epoch(int epoch, const TrainOptions& o, const TrainingData& d, model::Network& m,
-                 torch::optim::Optimizer& opt, const model::Normalizer& norm,
-                 const StepOptions& step_options, const LrSchedule& lr, int64_t hidden,
-                 CheckpointMeta& meta, Progress& progress) {
+// what an uninterrupted one would). Each optimiser step takes the next --batch-graphs graphs
+// of that order, rank r the r-th contiguous share of them; the gradients (each graph's loss
+// scaled by 1/graphs) and the loss sums are all-reduced once per step.
+EpochLoss run_epoch(int epoch, const TrainOptions& o, const TrainingData& d, model::Network& m,
+                    torch::optim::Optimizer& opt, const model::Normalizer& norm,
+                    const StepOptions& step_options, const LrSchedule& lr, int64_t hidden,
+                    CheckpointMeta& meta, Progress* progress, ProcessGroup* pg) {
   std::mt19937_64 rng(o.seed * 1000003 + static_cast<uint64_t>(epoch));
-  torch::manual_seed(o.seed * 1000003 + static_cast<uint64_t>(epoch));
   std::vector<size_t> order(d.items.size());
   std::iota(order.begin(), order.end(), 0);
   std::shuffle(order.begin(), order.end(), rng);
   const int prune = m.prune_hops();
   const int64_t segment = m.segment_nodes();
-  double loss_sum = 0;
-  for (size_t i : order) {
-    const auto& item = d.items[i];
-    const int64_t nodes = item.ast         ? 1
-                          : item.segmented ? std::min(segment, item.raw.num_nodes)
-                                           : item.prepared.input.num_nodes;
-    const int64_t k = std::max<int64_t>(
-        2, configs_per_pass(o.configs_per_step, nodes, hidden * 4, kTrainingBudget));
-    const auto batch = sample_step(item, norm, prune, k, segment, rng);
-    if (batch.num_configs() < 2) continue;
+  const size_t world = pg ? static_cast<size_t>(pg->world()) : 1;
+  const size_t rank = pg ? static_cast<size_t>(pg->rank()) : 0;
+  const size_t per_step = static_cast<size_t>(o.batch_graphs);
+  const size_t share = per_step / world;
+  std::vector<torch::Tensor> params = m.parameters();
+  EpochLoss total;
+  for (size_t begin = 0; begin < order.size(); begin += per_step) {
+    const size_t end = std::min(order.size(), begin + per_step);
+    const double scale = 1.0 / static_cast<double>(end - begin);
+    opt.zero_grad();
     StepOptions so = step_options;
     so.lr = lr.at(meta.step);
-    const double loss = optimizer_step(m, opt, batch, norm, so);
+    double loss_sum = 0, graphs = 0;
+    for (size_t pos = begin + rank * share; pos < std::min(end, begin + (rank + 1) * share);
+         ++pos) {
+      const size_t i = order[pos];
+      const auto& item = d.items[i];
+      std::mt19937_64 graph_rng(item_seed(o.seed, epoch, i));
+      torch::manual_seed(item_seed(o.seed, epoch, i));
+      const int64_t nodes = item.ast         ? 1
+                            : item.segmented ? std::min(segment, item.raw.num_nodes)
+                                             : item.prepared.input.num_nodes;
+      const int64_t k = std::max<int64_t>(
+          2, configs_per_pass(o.configs_per_step, nodes, hidden * 4, kTrainingBudget));
+      const auto batch = sample_step(item, norm, prune, k, segment, graph_rng);
+      if (batch.num_configs() < 2) continue;
+      loss_sum += accumulate_gradients(m, batch, norm, so, scale);
+      graphs += 1;
+    }
+    if (pg != nullptr) {
+      // Every parameter takes part, with zeros where this rank's graphs left no gradient.
+      std::vector<torch::Tensor> grads;
+      for (auto& p : params) {
+        if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);
+        grads.push_back(p.grad());
+      }
+      auto sums = torch::tensor({loss_sum, graphs}, torch::kFloat64);
+      grads.push_back(sums);
+      pg->allreduce_sum(grads);
+      loss_sum = sums[0].item<double>();
+      graphs = sums[1].item<double>();
+    }
+    if (graphs == 0) continue;  // every graph of the step had fewer than 2 configurations
+    apply_gradients(m, opt, so);
     ++meta.step;
-    loss_sum += loss;
-    progress.update(
-        meta.step,
-        fmt::format("epoch {} loss {:.4f} best valid {}", epoch + 1, loss,
-                    meta.best_valid_tau > -2 ? fmt::format("{:.4f}", meta.best_valid_tau) : "-"));
+    total.sum += loss_sum;
+    total.graphs += graphs;
+    if (progress != nullptr) {
+      progress->update(
+          meta.step,
+          fmt::format("epoch {} loss {:.4f} best valid {}", epoch + 1, loss_sum / graphs,
+                      meta.best_valid_tau > -2 ? fmt::format("{:.4f}", meta.best_valid_tau) : "-"));
+    }
   }
-  return loss_sum / static_cast<double>(std::max<size_t>(1, order.size()));
+  return total;
+}
+
+// Rank 0's file at `path` on every rank: the others get its bytes through the group and read
+// them from a private copy (they need not share rank 0's file system).
+std::string shared_file(const std::string& path, ProcessGroup* pg) {
+  if (pg == nullptr) return path;
+  std::string bytes;
+  if (pg->rank() == 0) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw InputError(fmt::format("{}: cannot read", path));
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  bytes = pg->broadcast_bytes(bytes);
+  if (pg->rank() == 0) return path;
+  const std::string copy = fmt::format("{}.rank{}", path, pg->rank());
+  std::ofstream out(copy, std::ios::binary | std::ios::trunc);
+  if (!out || !out.write(bytes.data(), static_cast<std::streamsize>(bytes.size())))
+    throw InputError(fmt::format("{}: cannot write", copy));
+  return copy;
 }
 
 }  // namespace
 
 void train_model(const TrainOptions& o) {
+  const DistEnv env = dist_env_from_environment();
   if (o.model == "xgb") {
+    if (env.world > 1) {
+      throw UsageError(
+          "xgb does not train distributed: Debian's XGBoost has no tracker to start its own "
+          "collective mode with; train it in one process (unset WORLD_SIZE)");
+    }
     train_xgb(o);
     return;
   }
   if (o.out.empty()) throw UsageError("--out is required");
   if (o.epochs < 1 || o.configs_per_step < 2)
     throw UsageError("--epochs >= 1 and --configs >= 2 are required");
+  if (o.batch_graphs < 1 || o.batch_graphs % env.world != 0) {
+    throw UsageError(fmt::format("--batch-graphs {} must be a positive multiple of WORLD_SIZE {}",
+                                 o.batch_graphs, env.world));
+  }
   set_threads(o.threads);
   torch::manual_seed(o.seed);
   const Dataset ds(o.data);
@@ -265,11 +363,27 @@ void train_model(const TrainOptions& o) {
     throw UsageError(ast_data ? fmt::format("{} holds syntax trees: train ast-gcn on it", o.data)
                               : fmt::format("ast-gcn reads syntax trees; {} holds graphs", o.data));
   }
+  std::unique_ptr<ProcessGroup> group;
+  if (env.world > 1) {
+    group = std::make_unique<ProcessGroup>(
+        env, std::chrono::milliseconds(static_cast<int64_t>(o.dist_timeout_s * 1000)));
+  }
+  ProcessGroup* pg = group.get();
+  const bool leader = env.rank == 0;
+  const bool quiet = o.quiet || !leader;
   const std::string resume_path = o.out + ".resume";
-  const Checkpoint start = start_or_resume(o, train_files, ast_data, resume_path);
+  // Every rank resumes from rank 0's state (sent through the group).
+  const std::string resume_from = o.resume ? shared_file(resume_path, pg) : resume_path;
+  const Checkpoint start = start_or_resume(o, train_files, ast_data, resume_from);
   const model::ModelOptions mo = start.meta.model;
   const model::Normalizer& norm = start.normalizer;
   auto m = start.model;
+  if (pg != nullptr) {
+    // The same starting weights everywhere (rank 0's), whatever each rank's initialisation did.
+    std::vector<torch::Tensor> state = m->parameters();
+    for (auto& b : m->buffers()) state.push_back(b);
+    pg->broadcast(state);
+  }
   const TrainingData data =
       load_training_data(ds, o, ast_data, norm, m->prune_hops(), m->segment_nodes());
 
@@ -278,14 +392,17 @@ void train_model(const TrainOptions& o) {
   CheckpointMeta meta = start.meta;
   meta.loss = loss_name;
   if (o.resume) {
-    load_optimizer_state(resume_path, opt);
+    load_optimizer_state(resume_from, opt);
+    if (resume_from != resume_path) std::filesystem::remove(resume_from);
   } else {
     meta.epoch = 0;
     meta.step = 0;
     meta.best_valid_tau = -2;
     meta.epochs_since_best = 0;
   }
-  const int64_t total_steps = static_cast<int64_t>(data.items.size()) * o.epochs;
+  const int64_t steps_per_epoch =
+      (static_cast<int64_t>(data.items.size()) + o.batch_graphs - 1) / o.batch_graphs;
+  const int64_t total_steps = steps_per_epoch * o.epochs;
   const LrSchedule lr{
       o.lr, std::max<int64_t>(1, static_cast<int64_t>(o.warmup * static_cast<double>(total_steps))),
       total_steps};
@@ -294,70 +411,98 @@ void train_model(const TrainOptions& o) {
   step_options.margin = o.margin;
   step_options.clip = o.clip;
   const std::string log_path = o.log.empty() ? o.out + ".log.jsonl" : o.log;
-  std::ofstream log(log_path, o.resume ? std::ios::app : std::ios::trunc);
-  if (!log) throw InputError(fmt::format("{}: cannot write the training log", log_path));
-  if (!o.quiet) {
+  std::ofstream log;
+  if (leader) {
+    log.open(log_path, o.resume ? std::ios::app : std::ios::trunc);
+    if (!log) throw InputError(fmt::format("{}: cannot write the training log", log_path));
+  }
+  if (!quiet) {
     int64_t parameters = 0;
     for (const auto& p : m->parameters()) parameters += p.numel();
-    fmt::print("training {} ({} parameters) on {} graphs, validating on {}; loss {}; {} epochs\n",
-               mo.name, parameters, data.items.size(), data.valid.size() + data.valid_ast.size(),
-               loss_name, o.epochs);
+    fmt::print(
+        "training {} ({} parameters) on {} graphs, validating on {}; loss {}; {} epochs; {} "
+        "graph{} per step{}\n",
+        mo.name, parameters, data.items.size(), data.valid.size() + data.valid_ast.size(),
+        loss_name, o.epochs, o.batch_graphs, o.batch_graphs > 1 ? "s" : "",
+        pg ? fmt::format(" over {} processes (c10d, Gloo)", env.world) : "");
   }
   const bool has_valid = !data.valid.empty() || !data.valid_ast.empty();
   const auto t_start = Clock::now();
   Progress progress("training", total_steps);
   const int first_epoch = meta.epoch;
+  const int64_t first_step = meta.step;
   for (int epoch = meta.epoch; epoch < o.epochs; ++epoch) {
     const auto t_epoch = Clock::now();
-    const double train_loss =
-        run_epoch(epoch, o, data, *m, opt, norm, step_options, lr, mo.hidden, meta, progress);
+    const EpochLoss el = run_epoch(epoch, o, data, *m, opt, norm, step_options, lr, mo.hidden, meta,
+                                   leader ? &progress : nullptr, pg);
+    const double train_loss = el.sum / std::max(1.0, el.graphs);
     const double valid_tau =
-        has_valid ? validate(*m, data.valid, data.valid_ast, norm, o.eval_chunk, mo.hidden)
+        has_valid ? validate(*m, data.valid, data.valid_ast, norm, o.eval_chunk, mo.hidden, pg)
                   : -train_loss;
-    // Checkpointing: the best model at OUT, the resumable state at OUT.resume, every epoch.
+    // Checkpointing (rank 0): the best model at OUT, the resumable state at OUT.resume.
     meta.epoch = epoch + 1;
     meta.valid_tau = valid_tau;
     const bool improved = valid_tau > meta.best_valid_tau;
     if (improved) {
       meta.best_valid_tau = valid_tau;
       meta.epochs_since_best = 0;
-      save_checkpoint(o.out, meta, norm, m, {}, nullptr);
+      if (leader) save_checkpoint(o.out, meta, norm, m, {}, nullptr);
     } else {
       ++meta.epochs_since_best;
     }
-    save_checkpoint(resume_path, meta, norm, m, {}, &opt);
-    log << nlohmann::json{{"epoch", meta.epoch},
-                          {"step", meta.step},
-                          {"train_loss", train_loss},
-                          {"valid_metric", valid_tau},
-                          {"best", meta.best_valid_tau},
-                          {"lr", lr.at(meta.step)},
-                          {"epoch_seconds", seconds_since(t_epoch)},
-                          {"seconds", seconds_since(t_start)}}
-               .dump()
-        << '\n';
-    log.flush();
-    if (!o.quiet) {
+    if (leader) {
+      save_checkpoint(resume_path, meta, norm, m, {}, &opt);
+      nlohmann::json rec = {{"epoch", meta.epoch},
+                            {"step", meta.step},
+                            {"train_loss", train_loss},
+                            {"valid_metric", valid_tau},
+                            {"best", meta.best_valid_tau},
+                            {"lr", lr.at(meta.step)},
+                            {"epoch_seconds", seconds_since(t_epoch)},
+                            {"seconds", seconds_since(t_start)}};
+      if (pg != nullptr) {
+        rec["world_size"] = env.world;
+        rec["allreduce_seconds"] = pg->allreduce_seconds();
+      }
+      log << rec.dump() << '\n';
+      log.flush();
+    }
+    if (!quiet) {
       progress.finish();
       fmt::print("epoch {:>3}/{}  loss {:.4f}  valid {} {:.4f}{}  {:.1f}s\n", meta.epoch, o.epochs,
                  train_loss, norm.collection != Collection::kTile ? "tau" : "-slowdown@5",
                  valid_tau, improved ? " *" : "", seconds_since(t_epoch));
       progress.resume();
     }
-    // Stopping: after --stop-after epochs of this run, or without validation gain.
+    // Stopping: after --stop-after epochs of this run, or without validation gain (every rank
+    // sees the same validation metric, so all stop together).
     if (o.stop_after > 0 && meta.epoch - first_epoch >= o.stop_after) {
-      if (!o.quiet) fmt::print("stopping after {} epochs; continue with --resume\n", o.stop_after);
+      if (!quiet) fmt::print("stopping after {} epochs; continue with --resume\n", o.stop_after);
       break;
     }
     if (has_valid && meta.epochs_since_best >= o.patience) {
-      if (!o.quiet) fmt::print("early stop: no validation gain for {} epochs\n", o.patience);
+      if (!quiet) fmt::print("early stop: no validation gain for {} epochs\n", o.patience);
       break;
     }
   }
   progress.finish();
+  const double seconds = seconds_since(t_start);
+  const int64_t steps = meta.step - first_step;
+  if (pg != nullptr) pg->barrier();  // rank 0's files are written before anyone reports done
   if (!o.quiet) {
-    fmt::print("best valid {:.4f}; checkpoint {} ({:.1f}s, peak RSS {:.0f} MiB)\n",
-               meta.best_valid_tau, o.out, seconds_since(t_start), peak_rss_mib());
+    const std::string comm =
+        pg ? fmt::format(", all-reduce {:.2f} ms/step",
+                         1e3 * pg->allreduce_seconds() / std::max<int64_t>(1, steps))
+           : "";
+    if (leader) {
+      fmt::print(
+          "best valid {:.4f}; checkpoint {} ({:.1f}s, {:.1f} steps/s{}, peak RSS {:.0f} MiB)\n",
+          meta.best_valid_tau, o.out, seconds, static_cast<double>(steps) / seconds, comm,
+          peak_rss_mib());
+    } else {
+      fmt::print("rank {}: {:.1f} steps/s{}, peak RSS {:.0f} MiB\n", env.rank,
+                 static_cast<double>(steps) / seconds, comm, peak_rss_mib());
+    }
   }
 }
 

@@ -1,0 +1,278 @@
+#include "train/distributed.h"
+
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include <atomic>
+#include <csignal>
+#include <cstdlib>
+#include <map>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace tcost::train {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int env_int(const char* name, int fallback, int lo, int hi) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return fallback;
+  char* end = nullptr;
+  const long x = std::strtol(v, &end, 10);
+  if (*end != '\0' || x < lo || x > hi) {
+    throw UsageError(
+        fmt::format("environment {}={}: expected an integer in [{}, {}]", name, v, lo, hi));
+  }
+  return static_cast<int>(x);
+}
+
+std::string heartbeat_key(int rank) { return fmt::format("tcost/heartbeat/{}", rank); }
+
+bool is_loopback(const std::string& addr) {
+  return addr == "localhost" || addr.rfind("127.", 0) == 0 || addr == "::1";
+}
+
+}  // namespace
+
+DistEnv dist_env_from_environment() {
+  DistEnv e;
+  e.world = env_int("WORLD_SIZE", 1, 1, 1 << 16);
+  if (e.world == 1) return e;
+  e.rank = env_int("RANK", -1, 0, e.world - 1);
+  if (e.rank < 0) throw UsageError("WORLD_SIZE is set but RANK is not (torchrun's environment)");
+  e.local_rank = env_int("LOCAL_RANK", 0, 0, 1 << 16);
+  if (const char* a = std::getenv("MASTER_ADDR"); a != nullptr && *a != '\0') e.master_addr = a;
+  e.master_port = env_int("MASTER_PORT", -1, 1, 65535);
+  if (e.master_port < 0) throw UsageError("WORLD_SIZE is set but MASTER_PORT is not");
+  return e;
+}
+
+struct ProcessGroup::Impl {
+  DistEnv env;
+  std::chrono::milliseconds timeout{60000};
+  c10::intrusive_ptr<c10d::TCPStore> store;
+  c10::intrusive_ptr<c10d::ProcessGroupGloo> pg;
+  std::thread heartbeat;
+  std::atomic<bool> stop{false};
+  bool failed = false;
+  int64_t broadcasts = 0;
+  double allreduce_s = 0;
+  int64_t allreduce_n = 0;
+
+  c10::intrusive_ptr<c10d::TCPStore> connect(std::chrono::milliseconds t, bool server) const {
+    c10d::TCPStoreOptions so;
+    so.port = static_cast<uint16_t>(env.master_port);
+    so.isServer = server;
+    so.waitWorkers = false;  // the process group's rendezvous waits for every rank
+    so.timeout = t;
+    return c10::make_intrusive<c10d::TCPStore>(env.master_addr, so);
+  }
+
+  // Which ranks stopped beating: their counters do not move for 2.5 s. Rank 0 when the store
+  // (served by rank 0's process) cannot be reached.
+  std::vector<int> lost_ranks() const {
+    std::vector<int> gone;
+    try {
+      const auto probe = connect(std::chrono::milliseconds(5000), false);
+      std::vector<int64_t> before(static_cast<size_t>(env.world));
+      for (int r = 0; r < env.world; ++r) {
+        if (r != env.rank) before[static_cast<size_t>(r)] = probe->add(heartbeat_key(r), 0);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+      for (int r = 0; r < env.world; ++r) {
+        if (r != env.rank && probe->add(heartbeat_key(r), 0) == before[static_cast<size_t>(r)])
+          gone.push_back(r);
+      }
+    } catch (const std::exception&) {
+      gone = {0};
+    }
+    return gone;
+  }
+
+  [[noreturn]] void fail(const std::string& what) {
+    failed = true;
+    const auto gone = lost_ranks();
+    std::string who;
+    for (int r : gone) who += (who.empty() ? "" : ", ") + std::to_string(r);
+    // The Gloo message is long and multi-line; its first line is enough.
+    const std::string first = what.substr(0, what.find('\n'));
+    if (gone.empty()) {
+      throw InputError(
+          fmt::format("distributed training (rank {}): a collective failed: {}", env.rank, first));
+    }
+    throw InputError(fmt::format(
+        "distributed training (rank {}): lost rank {} (it stopped answering{}); stopping: {}",
+        env.rank, who, gone == std::vector<int>{0} ? ", or the store it serves is gone" : "",
+        first));
+  }
+
+  void wait(const c10::intrusive_ptr<c10d::Work>& work) {
+    try {
+      work->wait();
+    } catch (const std::exception& e) {
+      fail(e.what());
+    }
+  }
+
+  // Tensors grouped by dtype into flat buckets of at most `bucket_bytes`; `op` issues one
+  // collective per bucket; all are in flight before the first wait.
+  template <typename Op>
+  void bucketed(const std::vector<torch::Tensor>& tensors, int64_t bucket_bytes, Op op) {
+    struct Bucket {
+      std::vector<torch::Tensor> parts;
+      int64_t bytes = 0;
+      torch::Tensor flat;
+      c10::intrusive_ptr<c10d::Work> work;
+    };
+    std::vector<Bucket> buckets;
+    std::map<c10::ScalarType, size_t> open;
+    for (const auto& t : tensors) {
+      const auto it = open.find(t.scalar_type());
+      if (it == open.end() ||
+          buckets[it->second].bytes + static_cast<int64_t>(t.nbytes()) > bucket_bytes) {
+        buckets.emplace_back();
+        open[t.scalar_type()] = buckets.size() - 1;
+      }
+      Bucket& b = buckets[open[t.scalar_type()]];
+      b.parts.push_back(t);
+      b.bytes += static_cast<int64_t>(t.nbytes());
+    }
+    torch::NoGradGuard no_grad;
+    for (auto& b : buckets) {
+      std::vector<torch::Tensor> flat;
+      for (const auto& p : b.parts) flat.push_back(p.reshape(-1));
+      b.flat = torch::cat(flat);
+      std::vector<at::Tensor> v{b.flat};
+      try {
+        b.work = op(v);
+      } catch (const std::exception& e) {
+        fail(e.what());
+      }
+    }
+    for (auto& b : buckets) wait(b.work);
+    for (auto& b : buckets) {
+      int64_t off = 0;
+      for (auto& p : b.parts) {
+        const int64_t n = p.numel();
+        p.copy_(b.flat.narrow(0, off, n).view_as(p));
+        off += n;
+      }
+    }
+  }
+};
+
+ProcessGroup::ProcessGroup(const DistEnv& env, std::chrono::milliseconds timeout)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->env = env;
+  impl_->timeout = timeout;
+  // A peer that dies closes its sockets: writing to them must be an error to report, not a
+  // SIGPIPE that ends this process silently.
+  std::signal(SIGPIPE, SIG_IGN);
+  try {
+    impl_->store = impl_->connect(timeout, env.rank == 0);
+    auto opts = c10d::ProcessGroupGloo::Options::create(timeout);
+    // On one machine the loopback device; across machines the interface GLOO_SOCKET_IFNAME
+    // names, else the one this host's name resolves to (as torchrun does).
+    if (is_loopback(env.master_addr)) {
+      opts->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+    } else if (const char* ifname = std::getenv("GLOO_SOCKET_IFNAME"); ifname && *ifname) {
+      opts->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(ifname));
+    } else {
+      opts->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
+    }
+    opts->threads = 1;
+    impl_->pg =
+        c10::make_intrusive<c10d::ProcessGroupGloo>(impl_->store, env.rank, env.world, opts);
+  } catch (const std::exception& e) {
+    const std::string first = std::string(e.what()).substr(0, std::string(e.what()).find('\n'));
+    throw InputError(fmt::format(
+        "distributed training (rank {} of {}): could not join the group at {}:{} within {} s: {}",
+        env.rank, env.world, env.master_addr, env.master_port, timeout.count() / 1000, first));
+  }
+  // The heartbeat, on its own connection to the store.
+  Impl* impl = impl_.get();
+  auto beat_store = impl_->connect(timeout, false);
+  impl_->heartbeat = std::thread([impl, beat_store] {
+    while (!impl->stop.load()) {
+      try {
+        beat_store->add(heartbeat_key(impl->env.rank), 1);
+      } catch (const std::exception&) {
+        return;  // the store is gone: the collectives will say so
+      }
+      for (int i = 0; i < 5 && !impl->stop.load(); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  });
+}
+
+ProcessGroup::~ProcessGroup() {
+  impl_->stop = true;
+  if (impl_->failed) {
+    // A peer is gone: Gloo's threads may wait on it forever. Leave them and the store to the
+    // process's exit instead of joining them here.
+    impl_->heartbeat.detach();
+    impl_->pg.release();
+    impl_->store.release();
+    return;
+  }
+  if (impl_->heartbeat.joinable()) impl_->heartbeat.join();
+}
+
+int ProcessGroup::rank() const { return impl_->env.rank; }
+int ProcessGroup::world() const { return impl_->env.world; }
+
+void ProcessGroup::allreduce_sum(const std::vector<torch::Tensor>& tensors, int64_t bucket_bytes) {
+  const auto t0 = Clock::now();
+  impl_->bucketed(tensors, bucket_bytes, [&](std::vector<at::Tensor>& v) {
+    return impl_->pg->allreduce(v, c10d::AllreduceOptions{});
+  });
+  impl_->allreduce_s += std::chrono::duration<double>(Clock::now() - t0).count();
+  ++impl_->allreduce_n;
+}
+
+std::vector<double> ProcessGroup::allreduce_sum(const std::vector<double>& values) {
+  auto t = torch::tensor(values, torch::kFloat64);
+  allreduce_sum({t});
+  return std::vector<double>(t.data_ptr<double>(), t.data_ptr<double>() + t.numel());
+}
+
+void ProcessGroup::broadcast(const std::vector<torch::Tensor>& tensors) {
+  impl_->bucketed(tensors, 25 << 20, [&](std::vector<at::Tensor>& v) {
+    c10d::BroadcastOptions o;
+    o.rootRank = 0;
+    return impl_->pg->broadcast(v, o);
+  });
+}
+
+std::string ProcessGroup::broadcast_bytes(const std::string& bytes) {
+  const std::string key = fmt::format("tcost/broadcast/{}", impl_->broadcasts++);
+  try {
+    if (impl_->env.rank == 0) {
+      impl_->store->set(key, std::vector<uint8_t>(bytes.begin(), bytes.end()));
+      return bytes;
+    }
+    const auto v = impl_->store->get(key);
+    return std::string(v.begin(), v.end());
+  } catch (const std::exception& e) {
+    impl_->fail(e.what());
+  }
+}
+
+void ProcessGroup::barrier() {
+  try {
+    impl_->wait(impl_->pg->barrier());
+  } catch (const InputError&) {
+    throw;
+  } catch (const std::exception& e) {
+    impl_->fail(e.what());
+  }
+}
+
+double ProcessGroup::allreduce_seconds() const { return impl_->allreduce_s; }
+int64_t ProcessGroup::allreduce_calls() const { return impl_->allreduce_n; }
+
+}  // namespace tcost::train
