@@ -1,6 +1,7 @@
 // tcost collect --out DIR [--pipelines GLOB] [--configs-per-graph N] [--seed S]
 //               [--time-budget MINUTES]: measure Halide programs under sampled schedules.
 #include <cstdio>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -8,6 +9,7 @@
 #include "core/dataset.h"
 #include "core/error.h"
 #include "halide/collect.h"
+#include "halide/result_log.h"
 #include "halide/zoo.h"
 
 namespace tcost::cli {
@@ -43,6 +45,24 @@ void register_collect(CLI::App& app) {
   cmd->add_flag("!--no-ast", o->ast, "Do not write the syntax-tree datasets");
   cmd->add_flag("!--rewrite", o->measure,
                 "Measure nothing: rewrite the datasets and manifest from the records on file");
+  cmd->add_option("--cross-session", o->cross_session,
+                  "Time again up to N measured schedules per program in this later run; the "
+                  "manifest gets the cross-session tau")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 100000));
+  cmd->add_option("--session", o->session,
+                  "Name of this cross-session run (default: today's UTC date); the same name "
+                  "resumes it");
+  cmd->add_option("--warmup-runs", o->warmup_runs, "Protocol: untimed runs before timing")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 100));
+  cmd->add_option("--min-runs", o->min_runs, "Protocol: timed runs at least")
+      ->capture_default_str()
+      ->check(CLI::Range(3, 1000));
+  cmd->add_option("--tolerance", o->tolerance,
+                  "Protocol: stop when the third-best run is within this of the best")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
   auto shard = std::make_shared<std::string>();
   cmd->add_option("--shard", *shard,
                   "I/N: measure only share I (from 0) of N, balanced by expected cost; join the "
@@ -78,6 +98,16 @@ void register_collect(CLI::App& app) {
     if (o->remeasure > 0) {
       fmt::print("noise ceiling: Kendall tau between two measurement passes = {:.4f} ({} pairs)\n",
                  s.remeasure_tau, s.remeasured_pairs);
+    }
+    if (o->cross_session > 0) {
+      const auto c = halide::cross_session_noise(
+          halide::ResultLog((std::filesystem::path(o->out) / "measurements.jsonl").string()));
+      fmt::print(
+          "cross-session ({}): Kendall tau {:.4f} (median statistic {:.4f}) over {} programs, {} "
+          "pairs; new/old runtime p10 {:.3f}, p50 {:.3f}, p90 {:.3f} (p90/p10 {:.3f}); {:.2f} s "
+          "per schedule\n",
+          c.session, c.tau, c.tau_median, c.programs, c.pairs, c.ratio_p10, c.ratio_p50,
+          c.ratio_p90, c.ratio_p90 / c.ratio_p10, c.seconds_per_schedule);
     }
     fmt::print("see it: tcost report --out collect-report.html --collect {}\n", o->out);
   });

@@ -1,5 +1,6 @@
 // tcost train / eval / rank: thin wrappers over the training layer (train/api.h).
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <numeric>
 
@@ -110,7 +111,8 @@ void register_model_commands(CLI::App& app) {
       ->check(CLI::Range(1.0, 86400.0));
   train->callback([t] {
     train::train_model(*t);
-    if (!t->quiet) {
+    const char* rank = std::getenv("RANK");  // distributed: rank 0 alone has the checkpoint
+    if (!t->quiet && (rank == nullptr || std::string(rank) == "0")) {
       fmt::print("see it: tcost report --out train-report.html --model {} --data {}\n", t->out,
                  t->data);
     }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -46,6 +47,68 @@ NoiseCeiling noise_ceiling(const ResultLog& log) {
   }
   n.tau = mean_ignoring_nan(taus);
   return n;
+}
+
+CrossSession cross_session_noise(const ResultLog& log) {
+  CrossSession c;
+  for (const auto& rec : log.records()) {
+    if (rec.value("pass", 1) == 4) c.session = rec.value("session", "");
+  }
+  if (c.session.empty()) return c;
+  struct Pairs {
+    std::vector<double> old_best, new_best, old_median, new_median;
+    std::string family;
+  };
+  std::map<std::string, Pairs> by_program;
+  std::vector<double> ratios;
+  double seconds = 0;
+  int64_t measured = 0;
+  const std::string prefix = "session|" + c.session + "|";
+  for (const auto& rec : log.records()) {
+    if (rec.value("pass", 1) != 4 || rec.value("session", "") != c.session) continue;
+    ++measured;
+    seconds += rec.value("wall_s", 0.0);
+    if (!rec.value("ok", false)) continue;
+    const nlohmann::json* first = log.find(rec.at("key").get<std::string>().substr(prefix.size()));
+    if (first == nullptr || !first->value("ok", false)) continue;
+    Pairs& p = by_program[rec.value("instance", "")];
+    p.family = rec.value("family", "");
+    p.old_best.push_back(first->value("best_ns", 0.0));
+    p.new_best.push_back(rec.value("best_ns", 0.0));
+    if (first->value("median_ns", 0.0) > 0 && rec.value("median_ns", 0.0) > 0) {
+      p.old_median.push_back(first->value("median_ns", 0.0));
+      p.new_median.push_back(rec.value("median_ns", 0.0));
+    }
+    ratios.push_back(p.new_best.back() / p.old_best.back());
+  }
+  std::vector<double> taus, taus_median;
+  std::map<std::string, std::vector<double>> family_taus;
+  c.min_schedules_per_program = -1;
+  for (const auto& [program, p] : by_program) {
+    c.pairs += static_cast<int64_t>(p.old_best.size());
+    if (p.old_best.size() < 2) continue;
+    const double t = kendall_tau_b(p.old_best, p.new_best);
+    taus.push_back(t);
+    family_taus[p.family].push_back(t);
+    if (p.old_median.size() >= 2) taus_median.push_back(kendall_tau_b(p.old_median, p.new_median));
+    ++c.programs;
+    const double n = static_cast<double>(p.old_best.size());
+    c.min_schedules_per_program =
+        c.min_schedules_per_program < 0 ? n : std::min(c.min_schedules_per_program, n);
+  }
+  c.tau = mean_ignoring_nan(taus);
+  c.tau_median = taus_median.empty() ? std::nan("") : mean_ignoring_nan(taus_median);
+  for (const auto& [family, t] : family_taus) c.tau_by_family[family] = mean_ignoring_nan(t);
+  std::sort(ratios.begin(), ratios.end());
+  const auto quantile = [&](double q) {
+    if (ratios.empty()) return std::nan("");
+    return ratios[static_cast<size_t>(q * static_cast<double>(ratios.size() - 1) + 0.5)];
+  };
+  c.ratio_p10 = quantile(0.1);
+  c.ratio_p50 = quantile(0.5);
+  c.ratio_p90 = quantile(0.9);
+  c.seconds_per_schedule = measured > 0 ? seconds / static_cast<double>(measured) : 0;
+  return c;
 }
 
 std::vector<size_t> shard_programs(const std::vector<double>& costs, int index, int count) {
@@ -190,6 +253,9 @@ CollectSummary collect(const CollectOptions& o) {
     total += static_cast<int64_t>(planned.back().size());
   }
   MeasureOptions mo;
+  mo.warmup_runs = o.warmup_runs;
+  mo.min_runs = o.min_runs;
+  mo.tolerance = o.tolerance;
   mo.timeout_s = o.timeout_s;
   mo.max_run_seconds = o.max_run_seconds;
   mo.lock_path = (fs::path(o.out) / ".measure.lock").string();
@@ -213,7 +279,7 @@ CollectSummary collect(const CollectOptions& o) {
   std::vector<MeasureJob> first;
   for (size_t i = 0; i < programs.size(); ++i) {
     for (const auto& s : planned[i])
-      first.push_back({&programs[i], s, measurement_key(programs[i], s), 1, nullptr});
+      first.push_back({&programs[i], s, measurement_key(programs[i], s), 1, nullptr, ""});
   }
   if (o.measure) run("measuring", first);
   const auto measured = first_pass_by_program(log);
@@ -234,10 +300,41 @@ CollectSummary collect(const CollectOptions& o) {
       for (size_t i = 0; i < take; ++i) {
         const auto& rec = log.records()[done[i]];
         second.push_back({&p, schedule_from_json(rec.at("schedule")),
-                          "remeasure|" + rec.at("key").get<std::string>(), 2, nullptr});
+                          "remeasure|" + rec.at("key").get<std::string>(), 2, nullptr, ""});
       }
     }
     run("re-measuring", second);
+  }
+  // Cross-session (--cross-session N): up to N measured schedules of each program again, the
+  // default among them, in this later run.
+  if (o.measure && o.cross_session > 0 && !out_of_time) {
+    std::string session = o.session;
+    if (session.empty()) {
+      const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+      char date[16];
+      std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
+      session = date;
+    }
+    std::vector<MeasureJob> again;
+    for (const auto& p : programs) {
+      const auto it = measured.find(p.name());
+      if (it == measured.end()) continue;
+      std::vector<size_t> done = it->second;
+      std::mt19937_64 rng(o.seed + 7);
+      std::shuffle(done.begin(), done.end(), rng);
+      const std::string default_key = measurement_key(p, default_schedule(p.info()));
+      std::stable_partition(done.begin(), done.end(), [&](size_t i) {
+        return log.records()[i].at("key").get<std::string>() == default_key;
+      });
+      for (size_t i = 0; i < std::min<size_t>(done.size(), static_cast<size_t>(o.cross_session));
+           ++i) {
+        const auto& rec = log.records()[done[i]];
+        again.push_back({&p, schedule_from_json(rec.at("schedule")),
+                         "session|" + session + "|" + rec.at("key").get<std::string>(), 4, nullptr,
+                         session});
+      }
+    }
+    run("cross-session", again);
   }
   const NoiseCeiling noise = noise_ceiling(log);
   summary.remeasure_tau = noise.tau;

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,16 @@ struct CollectOptions {
   // and manifest cover what is on record, as always. `tcost merge` joins the shards.
   int shard_index = 0;
   int shard_count = 1;
+  // --cross-session N: time again up to N of each program's measured schedules (the default
+  // among them), in this later, independent run, as session `session` (records "session|ID|KEY",
+  // pass 4; a rerun with the same ID resumes it). The manifest's noise block then gives the
+  // cross-session tau and the spread of new/old runtimes (cross_session_noise).
+  int cross_session = 0;
+  std::string session;  // default: today's UTC date
+  // Protocol knobs (MeasureOptions) for the protocol study; defaults are the shipped protocol.
+  int warmup_runs = 1;
+  int min_runs = 3;
+  double tolerance = 0.03;
 };
 
 // The programs (indices into `costs`) of shard `index` of `count`: programs in decreasing
@@ -64,6 +75,19 @@ struct NoiseCeiling {
   int64_t pairs = 0, programs = 0;
 };
 NoiseCeiling noise_ceiling(const ResultLog& log);
+
+// Runtimes of one schedule in the first pass and in a later session.
+struct CrossSession {
+  std::string session;  // the latest session on record ("" when none)
+  int64_t pairs = 0, programs = 0;
+  double tau = 0;         // mean over programs of Kendall tau (first pass vs session), best run
+  double tau_median = 0;  // the same with each measurement's median run (when both have one)
+  std::map<std::string, double> tau_by_family;         // mean over the family's programs
+  double ratio_p10 = 0, ratio_p50 = 0, ratio_p90 = 0;  // new / old best runtime, over schedules
+  double seconds_per_schedule = 0;  // wall time of the session's measurements / schedules
+  double min_schedules_per_program = 0;
+};
+CrossSession cross_session_noise(const ResultLog& log);
 
 CollectSummary collect(const CollectOptions& options);
 

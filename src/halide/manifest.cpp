@@ -152,6 +152,38 @@ void write_manifest(const CollectOptions& o, const MeasureOptions& mo, const Res
       {"method",
        "mean over programs of Kendall tau-b between the first and a second measurement of a "
        "seeded sample of its schedules (tcost collect --remeasure)"}};
+  // The noise block: the same-run ceiling above, and the cross-session one when a later run
+  // measured schedules again (tcost collect --cross-session).
+  const auto num = [](double v) { return std::isnan(v) ? nlohmann::json() : nlohmann::json(v); };
+  m["noise"] = {
+      {"same_run_tau", num(n.tau)},
+      {"same_run_schedules_per_program",
+       n.programs > 0 ? static_cast<double>(n.pairs) / static_cast<double>(n.programs) : 0.0}};
+  const CrossSession c = cross_session_noise(log);
+  if (!c.session.empty()) {
+    nlohmann::json families;
+    for (const auto& [f, t] : c.tau_by_family) families[f] = num(t);
+    m["noise"]["cross_session_tau"] = num(c.tau);
+    m["noise"]["schedules_per_program"] =
+        c.programs > 0 ? static_cast<double>(c.pairs) / static_cast<double>(c.programs) : 0.0;
+    m["noise"]["cross_session"] = {
+        {"session", c.session},
+        {"programs", c.programs},
+        {"pairs", c.pairs},
+        {"fewest_schedules_per_program", c.min_schedules_per_program},
+        {"tau_by_family", families},
+        {"tau_median_statistic", num(c.tau_median)},
+        {"ratio_new_over_old",
+         {{"p10", num(c.ratio_p10)},
+          {"p50", num(c.ratio_p50)},
+          {"p90", num(c.ratio_p90)},
+          {"p90_over_p10", num(c.ratio_p90 / c.ratio_p10)}}},
+        {"seconds_per_schedule", c.seconds_per_schedule},
+        {"method",
+         "for each program, Kendall tau-b between a schedule's first-pass runtime and its "
+         "runtime measured again in a later, independent run (tcost collect --cross-session N); "
+         "mean over programs (and per family); ratios are new/old best runtimes"}};
+  }
   const std::string path = (fs::path(o.out) / "manifest.json").string();
   if (!o.measure && fs::exists(path)) {
     // Rewritten datasets of earlier measurements: the machine, Halide target and protocol are

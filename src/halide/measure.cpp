@@ -23,7 +23,7 @@ using Clock = std::chrono::steady_clock;
 struct Wire {
   int ok = 0;
   int runs = 0;
-  double compile_ms = 0, search_ms = 0, best_ns = 0, third_ns = 0;
+  double compile_ms = 0, search_ms = 0, best_ns = 0, third_ns = 0, median_ns = 0;
   char error[256] = {};
 };
 
@@ -73,6 +73,9 @@ Wire run_child(const std::function<Workload()>& prepare, const MeasureOptions& o
     w.runs = static_cast<int>(times.size());
     w.best_ns = times.front();
     w.third_ns = times[std::min<size_t>(2, times.size() - 1)];
+    w.median_ns = times.size() % 2 == 1
+                      ? times[times.size() / 2]
+                      : 0.5 * (times[times.size() / 2 - 1] + times[times.size() / 2]);
   } catch (const std::exception& e) {
     std::snprintf(w.error, sizeof(w.error), "failed: %s", e.what());
   } catch (...) {
@@ -166,6 +169,7 @@ MeasureResult measure_isolated(const std::function<Workload()>& prepare, const M
     r.search_ms = w.search_ms;
     r.best_ns = w.best_ns;
     r.third_ns = w.third_ns;
+    r.median_ns = w.median_ns;
     r.runs = w.runs;
   }
   return r;

@@ -34,6 +34,7 @@ struct MeasureResult {
   double search_ms = 0;   // of which searching for a schedule (Workload::search_ms)
   double best_ns = 0;     // fastest timed run
   double third_ns = 0;    // third-fastest timed run (the agreement check)
+  double median_ns = 0;   // median timed run
   int runs = 0;           // timed runs made
 };
 

@@ -36,10 +36,13 @@ nlohmann::json measurement_record(const MeasureJob& j, int threads, const Measur
                         {"compile_ms", r.compile_ms},
                         {"best_ns", r.best_ns},
                         {"third_ns", r.third_ns},
+                        {"median_ns", r.median_ns},
                         {"runs", r.runs},
-                        {"threads", threads}};
+                        {"threads", threads},
+                        {"target", jit_target_name()}};
   // Outputs compared with the default schedule's (and found equal, when ok).
   if (j.reference != nullptr) rec["checked"] = true;
+  if (!j.session.empty()) rec["session"] = j.session;
   return rec;
 }
 
@@ -68,13 +71,17 @@ BatchSummary measure_batch(ResultLog& log, const std::vector<MeasureJob>& all_jo
         return;
       }
       const MeasureJob& j = *jobs[n];
+      const auto t0 = std::chrono::steady_clock::now();
       const MeasureResult r =
           measure_isolated(std::function<Workload()>([&j, th = o.threads] {
                              return schedule_workload(*j.program, j.schedule, th, j.reference);
                            }),
                            o.measure);
       std::lock_guard<std::mutex> g(mu);
-      log.append(measurement_record(j, o.threads, r));
+      nlohmann::json rec = measurement_record(j, o.threads, r);
+      // Wall time of the whole measurement (fork, compile, waiting for the timing lock, runs).
+      rec["wall_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      log.append(rec);
       r.ok ? ++summary.measured : ++summary.failed;
       progress.update(++done, j.program->name());
     }

@@ -20,9 +20,11 @@ namespace tcost::halide {
 struct MeasureJob {
   const Program* program = nullptr;
   Schedule schedule;
-  std::string key;                     // unique in the log, e.g. "matmul_192|r32x16.v8..."
-  int pass = 1;                        // 1: a dataset configuration; 2: a re-measurement
+  std::string key;  // unique in the log, e.g. "matmul_192|r32x16.v8..."
+  int pass =
+      1;  // 1: a dataset configuration; 2: a re-measurement; 3: a verification; 4: cross-session
   const Outputs* reference = nullptr;  // check the outputs against it (tuning)
+  std::string session;                 // pass 4: the cross-session run it belongs to
 };
 
 // The log key of a schedule of a program (a first-pass measurement).

@@ -37,11 +37,22 @@ std::vector<std::string> zoo_families() {
 }
 
 std::vector<InstanceName> select_instances(const std::string& glob) {
+  // Comma-separated globs: the union, in the zoo's order.
+  std::vector<std::string> globs;
+  for (size_t start = 0; start <= glob.size();) {
+    const size_t end = std::min(glob.find(',', start), glob.size());
+    if (end > start) globs.push_back(glob.substr(start, end - start));
+    start = end + 1;
+  }
   std::vector<InstanceName> out;
   for (const auto& in : zoo_instances()) {
-    if (fnmatch(glob.c_str(), in.name.c_str(), 0) == 0 ||
-        fnmatch(glob.c_str(), in.family.c_str(), 0) == 0)
-      out.push_back(in);
+    for (const auto& g : globs) {
+      if (fnmatch(g.c_str(), in.name.c_str(), 0) == 0 ||
+          fnmatch(g.c_str(), in.family.c_str(), 0) == 0) {
+        out.push_back(in);
+        break;
+      }
+    }
   }
   if (out.empty()) throw UsageError(fmt::format("'{}' matches no program of the zoo", glob));
   return out;

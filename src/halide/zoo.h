@@ -3,7 +3,8 @@
 // milliseconds here. The zoo holds only definitions (zoo_families.cpp): every fact tcost uses
 // about a program is derived from its IR when it becomes a Program (program.h).
 //   zoo_instances    - every program instance, with its family and dataset split.
-//   select_instances - the instances whose name or family matches a glob.
+//   select_instances - the instances whose name or family matches a glob (or any of several,
+//                      comma-separated).
 //   zoo_program      - the Program of an instance (defines the pipeline, compiles nothing).
 #pragma once
 

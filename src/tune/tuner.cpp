@@ -118,7 +118,7 @@ class Search {
     for (const auto& s : schedules) {
       const std::string key = halide::measurement_key(p_, s);
       if (known_.count(key)) continue;
-      jobs.push_back({&p_, s, key, 1, &reference_});
+      jobs.push_back({&p_, s, key, 1, &reference_, ""});
     }
     const size_t before = log_.records().size();
     const halide::BatchSummary b = halide::measure_batch(log_, jobs, batch_, "tuning");
@@ -229,7 +229,8 @@ class Search {
         const std::string key = "verify|" + halide::measurement_key(p_, k.schedule);
         halide::BatchOptions verify = batch_;
         verify.deadline = Clock::time_point::max();  // the result is owed whatever the time
-        halide::measure_batch(log_, {{&p_, k.schedule, key, 3, &reference_}}, verify, "verifying");
+        halide::measure_batch(log_, {{&p_, k.schedule, key, 3, &reference_, ""}}, verify,
+                              "verifying");
         k.checked = true;
         const nlohmann::json* rec = log_.find(key);
         if (rec == nullptr || !rec->value("ok", false)) {
