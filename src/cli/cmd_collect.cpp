@@ -63,6 +63,8 @@ void register_collect(CLI::App& app) {
                   "Protocol: stop when the third-best run is within this of the best")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
+  cmd->add_flag("--strict-lock", o->strict_lock,
+                "Protocol: keep the timing lock until the measuring process has ended");
   auto shard = std::make_shared<std::string>();
   cmd->add_option("--shard", *shard,
                   "I/N: measure only share I (from 0) of N, balanced by expected cost; join the "

@@ -6,6 +6,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <random>
@@ -61,13 +62,16 @@ CrossSession cross_session_noise(const ResultLog& log) {
   };
   std::map<std::string, Pairs> by_program;
   std::vector<double> ratios;
-  double seconds = 0;
+  double first_start = std::numeric_limits<double>::infinity(), last_end = 0;
   int64_t measured = 0;
   const std::string prefix = "session|" + c.session + "|";
   for (const auto& rec : log.records()) {
     if (rec.value("pass", 1) != 4 || rec.value("session", "") != c.session) continue;
     ++measured;
-    seconds += rec.value("wall_s", 0.0);
+    if (rec.contains("finished")) {
+      first_start = std::min(first_start, rec.value("finished", 0.0) - rec.value("wall_s", 0.0));
+      last_end = std::max(last_end, rec.value("finished", 0.0));
+    }
     if (!rec.value("ok", false)) continue;
     const nlohmann::json* first = log.find(rec.at("key").get<std::string>().substr(prefix.size()));
     if (first == nullptr || !first->value("ok", false)) continue;
@@ -107,7 +111,10 @@ CrossSession cross_session_noise(const ResultLog& log) {
   c.ratio_p10 = quantile(0.1);
   c.ratio_p50 = quantile(0.5);
   c.ratio_p90 = quantile(0.9);
-  c.seconds_per_schedule = measured > 0 ? seconds / static_cast<double>(measured) : 0;
+  // Elapsed time of the session over its measurements (several are in flight at once).
+  c.seconds_per_schedule = measured > 0 && last_end > first_start
+                               ? (last_end - first_start) / static_cast<double>(measured)
+                               : 0;
   return c;
 }
 
@@ -256,6 +263,7 @@ CollectSummary collect(const CollectOptions& o) {
   mo.warmup_runs = o.warmup_runs;
   mo.min_runs = o.min_runs;
   mo.tolerance = o.tolerance;
+  mo.exclusive_until_exit = o.strict_lock;
   mo.timeout_s = o.timeout_s;
   mo.max_run_seconds = o.max_run_seconds;
   mo.lock_path = (fs::path(o.out) / ".measure.lock").string();
@@ -319,7 +327,20 @@ CollectSummary collect(const CollectOptions& o) {
     for (const auto& p : programs) {
       const auto it = measured.find(p.name());
       if (it == measured.end()) continue;
-      std::vector<size_t> done = it->second;
+      // Only first measurements taken under this run's target: another target compiles other
+      // code, and its runtimes would not measure noise. Records that do not say their target
+      // are taken when none of the program's does.
+      const std::string target = jit_target_name();
+      std::vector<size_t> same, unknown;
+      for (size_t i : it->second) {
+        const auto& rec = log.records()[i];
+        if (!rec.contains("target")) {
+          unknown.push_back(i);
+        } else if (rec.value("target", "") == target) {
+          same.push_back(i);
+        }
+      }
+      std::vector<size_t> done = same.empty() ? unknown : same;
       std::mt19937_64 rng(o.seed + 7);
       std::shuffle(done.begin(), done.end(), rng);
       const std::string default_key = measurement_key(p, default_schedule(p.info()));

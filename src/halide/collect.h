@@ -46,6 +46,7 @@ struct CollectOptions {
   int warmup_runs = 1;
   int min_runs = 3;
   double tolerance = 0.03;
+  bool strict_lock = false;  // MeasureOptions::exclusive_until_exit
 };
 
 // The programs (indices into `costs`) of shard `index` of `count`: programs in decreasing
@@ -84,7 +85,7 @@ struct CrossSession {
   double tau_median = 0;  // the same with each measurement's median run (when both have one)
   std::map<std::string, double> tau_by_family;         // mean over the family's programs
   double ratio_p10 = 0, ratio_p50 = 0, ratio_p90 = 0;  // new / old best runtime, over schedules
-  double seconds_per_schedule = 0;  // wall time of the session's measurements / schedules
+  double seconds_per_schedule = 0;  // the session's elapsed time / its measurements
   double min_schedules_per_program = 0;
 };
 CrossSession cross_session_noise(const ResultLog& log);

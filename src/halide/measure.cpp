@@ -61,7 +61,11 @@ Wire run_child(const std::function<Workload()>& prepare, const MeasureOptions& o
       }
     }
     std::sort(times.begin(), times.end());
-    hold(LOCK_UN);  // checking the outputs need not keep other measurements waiting
+    // Checking the outputs and tearing the process down (freeing its buffers) disturb another
+    // measurement's timed runs: with exclusive_until_exit the lock is kept until this process
+    // ends (the kernel frees its memory before it closes its files, so the teardown happens
+    // under the lock too).
+    if (!o.exclusive_until_exit) hold(LOCK_UN);
     if (workload.check) {
       const std::string wrong = workload.check();
       if (!wrong.empty()) {

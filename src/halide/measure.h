@@ -24,6 +24,9 @@ struct MeasureOptions {
   // When set, measurements of several processes share this lock file: compilation holds it
   // shared, timed runs hold it exclusively, so compiles overlap but timed runs run alone.
   std::string lock_path;
+  // Keep the exclusive lock after the timed runs until the measuring process has ended (its
+  // output check and teardown then never overlap another measurement's timed runs).
+  bool exclusive_until_exit = false;
 };
 
 struct MeasureResult {

@@ -81,6 +81,9 @@ BatchSummary measure_batch(ResultLog& log, const std::vector<MeasureJob>& all_jo
       nlohmann::json rec = measurement_record(j, o.threads, r);
       // Wall time of the whole measurement (fork, compile, waiting for the timing lock, runs).
       rec["wall_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      rec["finished"] =
+          std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+              .count();
       log.append(rec);
       r.ok ? ++summary.measured : ++summary.failed;
       progress.update(++done, j.program->name());
