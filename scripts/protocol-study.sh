@@ -12,11 +12,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PROGRAMS=matmul_256,conv3x3_28x32x32,softmax_512x512,gaussian_blur_1024x768,histogram_eq_1024x768,sobel_1536x1024
 declare -A FLAGS=(
-  [shipped]=""
-  [no-warmup]="--warmup-runs 0"
-  [more-runs]="--min-runs 10 --tolerance 0.01 --max-run-seconds 1"
-  [one-worker]="--workers 1"
-  [strict-lock]="--strict-lock"
+  [shipped]="--no-strict-lock"
+  [no-warmup]="--no-strict-lock --warmup-runs 0"
+  [more-runs]="--no-strict-lock --min-runs 10 --tolerance 0.01 --max-run-seconds 1"
+  [one-worker]="--no-strict-lock --workers 1"
+  [strict-lock]=""
 )
 VARIANTS=(shipped no-warmup more-runs one-worker strict-lock)
 COMMON=(--pipelines "$PROGRAMS" --configs-per-graph 29 --seed 11 --no-ast)
@@ -33,7 +33,7 @@ done
 # Two more independent runs of the strict-lock variant, for the interleaved minimum.
 for s in third fourth; do
   build/tcost collect --out out/protocol/strict-lock "${COMMON[@]}" --cross-session 30 \
-    --session "$s" --strict-lock >/dev/null
+    --session "$s" >/dev/null
 done
 PY=/usr/bin/python3
 "$PY" - "${VARIANTS[@]}" <<'PYEOF'

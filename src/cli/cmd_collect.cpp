@@ -63,8 +63,9 @@ void register_collect(CLI::App& app) {
                   "Protocol: stop when the third-best run is within this of the best")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
-  cmd->add_flag("--strict-lock", o->strict_lock,
-                "Protocol: keep the timing lock until the measuring process has ended");
+  cmd->add_flag("!--no-strict-lock", o->strict_lock,
+                "Protocol: release the timing lock after the timed runs, not when the measuring "
+                "process has ended (the protocol before 2026-11-30)");
   auto shard = std::make_shared<std::string>();
   cmd->add_option("--shard", *shard,
                   "I/N: measure only share I (from 0) of N, balanced by expected cost; join the "

@@ -289,11 +289,12 @@ CollectSummary collect(const CollectOptions& o) {
     for (const auto& s : planned[i])
       first.push_back({&programs[i], s, measurement_key(programs[i], s), 1, nullptr, ""});
   }
-  if (o.measure) run("measuring", first);
+  // A cross-session run measures again what is on record, nothing new.
+  if (o.measure && o.cross_session == 0) run("measuring", first);
   const auto measured = first_pass_by_program(log);
   // Second pass (--remeasure): time a seeded sample of the measured schedules again; the tau
   // between the passes bounds what any model can reach on this data.
-  if (o.measure && o.remeasure > 0 && !out_of_time) {
+  if (o.measure && o.remeasure > 0 && o.cross_session == 0 && !out_of_time) {
     std::vector<MeasureJob> second;
     for (const auto& p : programs) {
       const auto it = measured.find(p.name());

@@ -37,16 +37,17 @@ struct CollectOptions {
   int shard_index = 0;
   int shard_count = 1;
   // --cross-session N: time again up to N of each program's measured schedules (the default
-  // among them), in this later, independent run, as session `session` (records "session|ID|KEY",
-  // pass 4; a rerun with the same ID resumes it). The manifest's noise block then gives the
-  // cross-session tau and the spread of new/old runtimes (cross_session_noise).
+  // among them), in this later, independent run (which then measures nothing new), as session
+  // `session` (records "session|ID|KEY", pass 4; a rerun with the same ID resumes it). The
+  // manifest's noise block then gives the cross-session tau and the spread of new/old runtimes
+  // (cross_session_noise).
   int cross_session = 0;
   std::string session;  // default: today's UTC date
   // Protocol knobs (MeasureOptions) for the protocol study; defaults are the shipped protocol.
   int warmup_runs = 1;
   int min_runs = 3;
   double tolerance = 0.03;
-  bool strict_lock = false;  // MeasureOptions::exclusive_until_exit
+  bool strict_lock = true;  // MeasureOptions::exclusive_until_exit (--no-strict-lock: false)
 };
 
 // The programs (indices into `costs`) of shard `index` of `count`: programs in decreasing

@@ -131,6 +131,7 @@ void write_manifest(const CollectOptions& o, const MeasureOptions& mo, const Res
         {"threads", o.threads},
         {"workers", o.workers},
         {"overlap", "compiles of different schedules overlap; timed runs hold a lock alone"},
+        {"lock_until_exit", mo.exclusive_until_exit},
         {"warmup_runs", mo.warmup_runs},
         {"min_runs", mo.min_runs},
         {"max_runs", mo.max_runs},
@@ -185,7 +186,22 @@ void write_manifest(const CollectOptions& o, const MeasureOptions& mo, const Res
          "mean over programs (and per family); ratios are new/old best runtimes"}};
   }
   const std::string path = (fs::path(o.out) / "manifest.json").string();
-  if (!o.measure && fs::exists(path)) {
+  if (o.measure && o.cross_session > 0 && fs::exists(path) &&
+      m["noise"].contains("cross_session")) {
+    // A cross-session run measured nothing new: the data's machine, target and protocol stay
+    // those of its measurements; this run's own are recorded with its noise figures.
+    std::ifstream in(path);
+    const nlohmann::json before = nlohmann::json::parse(in, nullptr, false);
+    m["noise"]["cross_session"]["run"] = {{"date", date},
+                                          {"target", jit_target_name()},
+                                          {"cpu", m["machine"].value("cpu", "")},
+                                          {"protocol", m["protocol"]}};
+    if (before.is_object()) {
+      for (const char* key : {"written", "machine", "halide", "protocol", "datasets_rewritten"}) {
+        if (before.contains(key)) m[key] = before[key];
+      }
+    }
+  } else if (!o.measure && fs::exists(path)) {
     // Rewritten datasets of earlier measurements: the machine, Halide target and protocol are
     // the ones they were measured under.
     std::ifstream in(path);

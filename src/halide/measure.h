@@ -26,7 +26,7 @@ struct MeasureOptions {
   std::string lock_path;
   // Keep the exclusive lock after the timed runs until the measuring process has ended (its
   // output check and teardown then never overlap another measurement's timed runs).
-  bool exclusive_until_exit = false;
+  bool exclusive_until_exit = true;
 };
 
 struct MeasureResult {
