@@ -66,6 +66,11 @@ void register_collect(CLI::App& app) {
   cmd->add_flag("!--no-strict-lock", o->strict_lock,
                 "Protocol: release the timing lock after the timed runs, not when the measuring "
                 "process has ended (the protocol before 2026-11-30)");
+  cmd->add_option("--passes", o->passes,
+                  "Protocol: measure every schedule K times, pass after pass, and keep the "
+                  "minimum")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 10));
   auto shard = std::make_shared<std::string>();
   cmd->add_option("--shard", *shard,
                   "I/N: measure only share I (from 0) of N, balanced by expected cost; join the "

@@ -77,8 +77,9 @@ CrossSession cross_session_noise(const ResultLog& log) {
     if (first == nullptr || !first->value("ok", false)) continue;
     Pairs& p = by_program[rec.value("instance", "")];
     p.family = rec.value("family", "");
-    p.old_best.push_back(first->value("best_ns", 0.0));
-    p.new_best.push_back(rec.value("best_ns", 0.0));
+    // Each side's best over its passes (collect --passes).
+    p.old_best.push_back(best_of_passes(log, *first));
+    p.new_best.push_back(best_of_passes(log, rec));
     if (first->value("median_ns", 0.0) > 0 && rec.value("median_ns", 0.0) > 0) {
       p.old_median.push_back(first->value("median_ns", 0.0));
       p.new_median.push_back(rec.value("median_ns", 0.0));
@@ -235,6 +236,7 @@ CollectSummary collect(const CollectOptions& o) {
   std::error_code ec;
   fs::create_directories(o.out, ec);
   if (ec) throw InputError(fmt::format("{}: cannot create: {}", o.out, ec.message()));
+  if (o.passes < 1) throw UsageError("--passes must be at least 1");
   if (o.shard_count < 1 || o.shard_index < 0 || o.shard_index >= o.shard_count)
     throw UsageError(
         fmt::format("--shard {}/{}: expected I/N with 0 <= I < N", o.shard_index, o.shard_count));
@@ -289,8 +291,23 @@ CollectSummary collect(const CollectOptions& o) {
     for (const auto& s : planned[i])
       first.push_back({&programs[i], s, measurement_key(programs[i], s), 1, nullptr, ""});
   }
+  // Passes 2..K of `jobs`, each over every job whose earlier measurement is on record.
+  const auto repeat = [&](const std::vector<MeasureJob>& jobs) {
+    for (int k = 2; k <= o.passes && !out_of_time; ++k) {
+      std::vector<MeasureJob> again;
+      for (const auto& j : jobs) {
+        const nlohmann::json* rec = log.find(j.key);
+        if (rec != nullptr && rec->value("ok", false))
+          again.push_back({j.program, j.schedule, repeat_key(j.key, k), 5, nullptr, j.session});
+      }
+      run(fmt::format("pass {}", k).c_str(), again);
+    }
+  };
   // A cross-session run measures again what is on record, nothing new.
-  if (o.measure && o.cross_session == 0) run("measuring", first);
+  if (o.measure && o.cross_session == 0) {
+    run("measuring", first);
+    repeat(first);
+  }
   const auto measured = first_pass_by_program(log);
   // Second pass (--remeasure): time a seeded sample of the measured schedules again; the tau
   // between the passes bounds what any model can reach on this data.
@@ -357,6 +374,7 @@ CollectSummary collect(const CollectOptions& o) {
       }
     }
     run("cross-session", again);
+    repeat(again);
   }
   const NoiseCeiling noise = noise_ceiling(log);
   summary.remeasure_tau = noise.tau;

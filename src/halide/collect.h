@@ -48,6 +48,11 @@ struct CollectOptions {
   int min_runs = 3;
   double tolerance = 0.03;
   bool strict_lock = true;  // MeasureOptions::exclusive_until_exit (--no-strict-lock: false)
+  // --passes K: every schedule (and, with --cross-session, every schedule of the session) is
+  // measured K times, pass after pass (each pass over all of them before the next starts), and
+  // its runtime is the minimum: repetition in separate processes spaced in time is what the
+  // protocol study found to cut cross-session noise (docs/collect.md).
+  int passes = 1;
 };
 
 // The programs (indices into `costs`) of shard `index` of `count`: programs in decreasing

@@ -25,7 +25,15 @@ struct Measured {
   int64_t normalizer_ns = 0;  // the default schedule's runtime
 };
 
-// The configurations of one program: the records at `positions` (first_pass_by_program).
+// The key of measurement number k (k >= 2) of the same schedule as `key` (collect --passes):
+// "repeat|k|KEY", pass 5.
+std::string repeat_key(const std::string& key, int k);
+// The best run of a measurement and of its repeats on record (the minimum over the ok ones);
+// 0 when none is ok.
+double best_of_passes(const ResultLog& log, const nlohmann::json& record);
+
+// The configurations of one program: the records at `positions` (first_pass_by_program), each
+// with the best of its passes.
 Measured measured_configs(const ResultLog& log, const std::vector<size_t>& positions,
                           const ProgramInfo& p);
 

@@ -132,6 +132,7 @@ void write_manifest(const CollectOptions& o, const MeasureOptions& mo, const Res
         {"workers", o.workers},
         {"overlap", "compiles of different schedules overlap; timed runs hold a lock alone"},
         {"lock_until_exit", mo.exclusive_until_exit},
+        {"passes", o.passes},
         {"warmup_runs", mo.warmup_runs},
         {"min_runs", mo.min_runs},
         {"max_runs", mo.max_runs},
@@ -210,6 +211,12 @@ void write_manifest(const CollectOptions& o, const MeasureOptions& mo, const Res
       for (const char* key : {"written", "machine", "halide", "protocol"}) {
         if (before.contains(key)) m[key] = before[key];
       }
+      // The cross-session run's own facts stay with its figures.
+      const auto run = before.value("noise", nlohmann::json::object())
+                           .value("cross_session", nlohmann::json::object());
+      if (run.contains("run") && m["noise"].contains("cross_session") &&
+          m["noise"]["cross_session"].value("session", "") == run.value("session", ""))
+        m["noise"]["cross_session"]["run"] = run["run"];
       m["datasets_rewritten"] = {
           {"date", date},
           {"target_now", jit_target_name()},

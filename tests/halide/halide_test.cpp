@@ -8,6 +8,7 @@
 #include "core/ast.h"
 #include "core/tpugraphs_io.h"
 #include "halide/collect.h"
+#include "halide/datasets.h"
 #include "halide/measure.h"
 #include "halide/result_log.h"
 #include "halide/schedule.h"
@@ -368,6 +369,55 @@ TEST(Collect, MeasuresWritesAndResumes) {
 
 // A collection killed mid-way (SIGKILL) keeps every measurement it finished; the restart
 // measures only the rest.
+// --passes 2 measures every schedule twice, pass after pass, and the datasets keep the minimum;
+// --cross-session then measures the schedules again twice, measures nothing new, and the
+// manifest's noise block compares minimum with minimum.
+TEST(Collect, PassesKeepTheMinimumAndCrossSessionComparesThem) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("tcost_passes_" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  CollectOptions o;
+  o.out = dir.string();
+  o.pipelines = "matmul_192";
+  o.configs_per_graph = 2;
+  o.passes = 2;
+  o.ast = false;
+  collect(o);
+  std::vector<nlohmann::json> records;
+  {
+    const ResultLog log((dir / "measurements.jsonl").string());
+    records = log.records();
+    const Graph g = load_graph((dir / "layout/train/matmul_192.npz").string());
+    int firsts = 0;
+    for (const auto& rec : records) {
+      if (rec.value("pass", 1) != 1 || !rec.value("ok", false)) continue;
+      const nlohmann::json* again = log.find(repeat_key(rec.at("key").get<std::string>(), 2));
+      ASSERT_NE(again, nullptr) << rec.at("key");
+      EXPECT_EQ(again->value("pass", 0), 5);
+      const double best = std::min(rec.value("best_ns", 0.0), again->value("best_ns", 0.0));
+      EXPECT_EQ(g.runtime_ns[static_cast<size_t>(firsts)], static_cast<int64_t>(best));
+      ++firsts;
+    }
+    EXPECT_EQ(firsts, g.num_configs);
+    EXPECT_EQ(records.size(), static_cast<size_t>(2 * firsts));
+  }
+  o.cross_session = 2;
+  o.session = "later";
+  o.configs_per_graph = 10;  // would plan new schedules: a cross-session run measures none
+  collect(o);
+  const ResultLog log((dir / "measurements.jsonl").string());
+  EXPECT_EQ(log.records().size(), records.size() + 4);  // 2 schedules, 2 passes each
+  const CrossSession c = cross_session_noise(log);
+  EXPECT_EQ(c.session, "later");
+  EXPECT_EQ(c.pairs, 2);
+  EXPECT_GT(c.ratio_p50, 0.0);
+  std::ifstream in(dir / "manifest.json");
+  const auto manifest = nlohmann::json::parse(in);
+  EXPECT_EQ(manifest.at("noise").at("cross_session").at("session"), "later");
+  EXPECT_EQ(manifest.at("protocol").at("passes"), 2);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Collect, KillingACollectionLosesNoFinishedMeasurement) {
   const auto dir =
       std::filesystem::temp_directory_path() / ("tcost_collect_kill_" + std::to_string(getpid()));
