@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Every model on the shipped measured data over several seeds (the README's seed table): each
+# model is trained with default options on data/halide (layout graphs; ast-gcn on the syntax
+# trees) with seeds 0, 1 and 2, then scored on the test programs through the Python module:
+# mean Kendall tau (mean over graphs, then mean ± sd over seeds) and geomean slowdown@1 and @5,
+# per test family and overall, next to the data's noise ceilings from its manifest.
+# usage: scripts/model-seeds.sh [SEEDS...]   (after scripts/build.sh; about 10 minutes)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SEEDS=("$@")
+[ ${#SEEDS[@]} -gt 0 ] || SEEDS=(0 1 2)
+OUT=out/model-seeds
+mkdir -p "$OUT"
+for m in gcn-baseline sage tgraph xgb ast-gcn; do
+  data=data/halide/layout
+  [ "$m" = ast-gcn ] && data=data/halide/ast
+  for s in "${SEEDS[@]}"; do
+    build/tcost train --data "$data" --model "$m" --seed "$s" --out "$OUT/$m-$s.pt" --quiet \
+      --threads 1 >/dev/null
+  done
+done
+PYTHONPATH=build/python /usr/bin/python3 - "$OUT" "${SEEDS[@]}" <<'PYEOF'
+import glob, json, math, os, re, sys
+import numpy as np
+import tcost
+out, seeds = sys.argv[1], sys.argv[2:]
+noise = json.load(open("data/halide/manifest.json"))["noise"]
+family = lambda name: re.sub(r"_[0-9][0-9x]*$", "", name)
+rows = {}
+for m in ["gcn-baseline", "sage", "tgraph", "xgb", "ast-gcn"]:
+    kind = "ast" if m == "ast-gcn" else "layout"
+    files = sorted(glob.glob(f"data/halide/{kind}/test/*.npz"))
+    graphs = [(os.path.basename(f)[:-4], tcost.load(f)) for f in files]
+    per_seed = []  # per seed: {family: ([tau], [s1], [s5])}
+    for s in seeds:
+        model = tcost.Model(f"{out}/{m}-{s}.pt", threads=1)
+        fam = {}
+        for name, g in graphs:
+            cost, truth = model.predict(g), g["config_runtime"]
+            t = fam.setdefault(family(name), ([], [], []))
+            t[0].append(tcost.kendall_tau(cost, truth))
+            t[1].append(1 + tcost.slowdown(cost, truth, 1))
+            t[2].append(1 + tcost.slowdown(cost, truth, 5))
+        per_seed.append(fam)
+    rows[m] = per_seed
+fams = sorted(rows["tgraph"][0])
+def cell(per_seed, fs):
+    taus = [np.mean([t for f in fs for t in ps[f][0]]) for ps in per_seed]
+    s1 = math.exp(np.mean([math.log(x) for ps in per_seed for f in fs for x in ps[f][1]]))
+    s5 = math.exp(np.mean([math.log(x) for ps in per_seed for f in fs for x in ps[f][2]]))
+    return f"{np.mean(taus):.3f} ± {np.std(taus):.3f} / {s1:.2f}x / {s5:.2f}x"
+print(f"Seeds {', '.join(seeds)}; cells: mean test tau ± sd over seeds / geomean slowdown@1 / @5.")
+print(f"Noise ceilings of the data: same-run tau {noise['same_run_tau']:.3f}, cross-session tau {noise.get('cross_session_tau', float('nan')):.3f}.")
+print()
+print("| model | " + " | ".join(fams) + " | all test programs |")
+print("|---|" + "---|" * (len(fams) + 1))
+for m, per_seed in rows.items():
+    print(f"| {m} | " + " | ".join(cell(per_seed, [f]) for f in fams) + f" | {cell(per_seed, fams)} |")
+PYEOF
