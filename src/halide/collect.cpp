@@ -348,7 +348,7 @@ CollectSummary collect(const CollectOptions& o) {
       // Only first measurements taken under this run's target: another target compiles other
       // code, and its runtimes would not measure noise. Records that do not say their target
       // are taken when none of the program's does.
-      const std::string target = jit_target_name();
+      const std::string target = target_name(p);
       std::vector<size_t> same, unknown;
       for (size_t i : it->second) {
         const auto& rec = log.records()[i];

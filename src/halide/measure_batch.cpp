@@ -39,7 +39,7 @@ nlohmann::json measurement_record(const MeasureJob& j, int threads, const Measur
                         {"median_ns", r.median_ns},
                         {"runs", r.runs},
                         {"threads", threads},
-                        {"target", jit_target_name()}};
+                        {"target", target_name(*j.program)}};
   // Outputs compared with the default schedule's (and found equal, when ok).
   if (j.reference != nullptr) rec["checked"] = true;
   if (!j.session.empty()) rec["session"] = j.session;

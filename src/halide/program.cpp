@@ -438,6 +438,8 @@ Target jit_target() {
 
 std::string jit_target_name() { return jit_target().to_string(); }
 
+std::string target_name(const Program& p) { return p.impl().target.to_string(); }
+
 namespace {
 
 // Halide's warnings ("Not folding Func ...") would flood a collection's terminal: they are

@@ -41,6 +41,9 @@ class Program {
 // of this project cannot run: SIGILL), no asserts (TCOST_HALIDE_ASSERTS=1 turns them on), no
 // LLVM loop passes (faster compiles, equally fast code).
 std::string jit_target_name();
+// The target `p` is compiled for when measured (jit_target_name() unless a plugin set its
+// generator's), as Halide writes it.
+std::string target_name(const Program& p);
 
 void apply_schedule(const Program& p, const Schedule& s);
 
