@@ -233,32 +233,30 @@ MergeSummary merge_collections(const std::vector<std::string>& dirs, const std::
 CollectSummary collect(const CollectOptions& o) {
   if (o.out.empty()) throw UsageError("--out is required");
   if (o.configs_per_graph < 1) throw UsageError("--configs-per-graph must be at least 1");
-  std::error_code ec;
-  fs::create_directories(o.out, ec);
-  if (ec) throw InputError(fmt::format("{}: cannot create: {}", o.out, ec.message()));
   if (o.passes < 1) throw UsageError("--passes must be at least 1");
   if (o.shard_count < 1 || o.shard_index < 0 || o.shard_index >= o.shard_count)
     throw UsageError(
         fmt::format("--shard {}/{}: expected I/N with 0 <= I < N", o.shard_index, o.shard_count));
-  std::vector<InstanceName> chosen = select_instances(o.pipelines);
+  std::error_code ec;
+  fs::create_directories(o.out, ec);
+  if (ec) throw InputError(fmt::format("{}: cannot create: {}", o.out, ec.message()));
+  std::vector<Program> programs;
+  for (const auto& in : select_instances(o.pipelines)) programs.push_back(zoo_program(in.name));
   if (o.shard_count > 1 && o.measure) {
     std::vector<double> costs;
-    for (const auto& in : chosen) {
-      costs.push_back(
-          expected_cost(zoo_program(in.name).info(), o.configs_per_graph + 1, o.max_run_seconds));
-    }
-    std::vector<InstanceName> mine;
-    for (size_t i : shard_programs(costs, o.shard_index, o.shard_count)) mine.push_back(chosen[i]);
-    chosen = std::move(mine);
+    for (const auto& p : programs)
+      costs.push_back(expected_cost(p.info(), o.configs_per_graph + 1, o.max_run_seconds));
+    std::vector<Program> mine;
+    for (size_t i : shard_programs(costs, o.shard_index, o.shard_count))
+      mine.push_back(programs[i]);
+    programs = std::move(mine);
   }
   ResultLog log((fs::path(o.out) / "measurements.jsonl").string());
   CollectSummary summary;
-  std::vector<Program> programs;
   std::vector<std::vector<Schedule>> planned;
   int64_t total = 0;
-  for (const auto& in : chosen) {
-    programs.push_back(zoo_program(in.name));
-    planned.push_back(sample_schedules(programs.back().info(), o.configs_per_graph, o.seed));
+  for (const auto& p : programs) {
+    planned.push_back(sample_schedules(p.info(), o.configs_per_graph, o.seed));
     total += static_cast<int64_t>(planned.back().size());
   }
   MeasureOptions mo;

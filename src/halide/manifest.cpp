@@ -82,10 +82,10 @@ void write_manifest(const CollectOptions& o, const MeasureOptions& mo, const Res
       ++ok_by_program[rec.value("instance", "")];
       continue;
     }
-    const std::string e = rec.value("error", "");
-    (e.rfind("timeout", 0) == 0   ? failed_timeout
-     : e.rfind("crashed", 0) == 0 ? failed_crash
-                                  : failed_other)++;
+    const std::string kind = failure_kind(rec.value("error", ""));
+    (kind == "timeout"               ? failed_timeout
+     : kind.rfind("crashed", 0) == 0 ? failed_crash
+                                     : failed_other)++;
   }
   for (Split sp : {Split::kTrain, Split::kValid, Split::kTest}) {
     std::set<std::string> families;
@@ -187,43 +187,44 @@ void write_manifest(const CollectOptions& o, const MeasureOptions& mo, const Res
          "mean over programs (and per family); ratios are new/old best runtimes"}};
   }
   const std::string path = (fs::path(o.out) / "manifest.json").string();
-  if (o.measure && o.cross_session > 0 && fs::exists(path) &&
+  // The manifest on file, if any: a cross-session run and a rewrite keep what it says of the
+  // measurements.
+  nlohmann::json before;
+  if (fs::exists(path)) {
+    std::ifstream in(path);
+    before = nlohmann::json::parse(in, nullptr, false);
+  }
+  const auto keep = [&](std::initializer_list<const char*> keys) {
+    for (const char* key : keys) {
+      if (before.contains(key)) m[key] = before[key];
+    }
+  };
+  if (o.measure && o.cross_session > 0 && !before.is_null() &&
       m["noise"].contains("cross_session")) {
     // A cross-session run measured nothing new: the data's machine, target and protocol stay
     // those of its measurements; this run's own are recorded with its noise figures.
-    std::ifstream in(path);
-    const nlohmann::json before = nlohmann::json::parse(in, nullptr, false);
     m["noise"]["cross_session"]["run"] = {{"date", date},
                                           {"target", jit_target_name()},
                                           {"cpu", m["machine"].value("cpu", "")},
                                           {"protocol", m["protocol"]}};
-    if (before.is_object()) {
-      for (const char* key : {"written", "machine", "halide", "protocol", "datasets_rewritten"}) {
-        if (before.contains(key)) m[key] = before[key];
-      }
-    }
-  } else if (!o.measure && fs::exists(path)) {
+    if (before.is_object())
+      keep({"written", "machine", "halide", "protocol", "datasets_rewritten"});
+  } else if (!o.measure && before.is_object()) {
     // Rewritten datasets of earlier measurements: the machine, Halide target and protocol are
     // the ones they were measured under.
-    std::ifstream in(path);
-    const nlohmann::json before = nlohmann::json::parse(in, nullptr, false);
-    if (before.is_object()) {
-      for (const char* key : {"written", "machine", "halide", "protocol"}) {
-        if (before.contains(key)) m[key] = before[key];
-      }
-      // The cross-session run's own facts stay with its figures.
-      const auto run = before.value("noise", nlohmann::json::object())
-                           .value("cross_session", nlohmann::json::object());
-      if (run.contains("run") && m["noise"].contains("cross_session") &&
-          m["noise"]["cross_session"].value("session", "") == run.value("session", ""))
-        m["noise"]["cross_session"]["run"] = run["run"];
-      m["datasets_rewritten"] = {
-          {"date", date},
-          {"target_now", jit_target_name()},
-          {"note",
-           "datasets and features rewritten from measurements.jsonl (tcost collect "
-           "--rewrite); the runtimes are those measured at 'written'"}};
-    }
+    keep({"written", "machine", "halide", "protocol"});
+    // The cross-session run's own facts stay with its figures.
+    const auto run = before.value("noise", nlohmann::json::object())
+                         .value("cross_session", nlohmann::json::object());
+    if (run.contains("run") && m["noise"].contains("cross_session") &&
+        m["noise"]["cross_session"].value("session", "") == run.value("session", ""))
+      m["noise"]["cross_session"]["run"] = run["run"];
+    m["datasets_rewritten"] = {
+        {"date", date},
+        {"target_now", jit_target_name()},
+        {"note",
+         "datasets and features rewritten from measurements.jsonl (tcost collect "
+         "--rewrite); the runtimes are those measured at 'written'"}};
   }
   {
     std::ofstream out(path + ".tmp", std::ios::trunc);

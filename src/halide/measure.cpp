@@ -179,6 +179,21 @@ MeasureResult measure_isolated(const std::function<Workload()>& prepare, const M
   return r;
 }
 
+std::string failure_kind(const std::string& error) {
+  if (error.rfind("timeout", 0) == 0) return "timeout";
+  if (error.rfind("crashed", 0) == 0) {
+    const size_t close = error.find(')');
+    return error.rfind("crashed (signal ", 0) == 0 && close != std::string::npos
+               ? error.substr(0, close + 1)
+               : "crashed";
+  }
+  if (error.find("wrong output") != std::string::npos) return "wrong output";
+  if (error.find("Halide rejected") != std::string::npos ||
+      error.find("Error:") != std::string::npos)
+    return "rejected by Halide";
+  return "other";
+}
+
 bool compute_isolated(const std::function<std::string()>& produce, double timeout_s,
                       std::string& bytes, std::string& error) {
   bytes.clear();

@@ -49,6 +49,10 @@ struct Workload {
   double search_ms = 0;                // time prepare spent choosing a schedule (autoschedulers)
 };
 
+// The kind of a failed measurement's error, for counting: "timeout", "crashed (signal 11)"
+// ("crashed" when no signal is named), "wrong output", "rejected by Halide", or "other".
+std::string failure_kind(const std::string& error);
+
 // `prepare` runs in the child and returns the workload to time; an exception it throws is a
 // recorded failure with its message, and so is a failed check ("wrong output: ...").
 MeasureResult measure_isolated(const std::function<Workload()>& prepare,

@@ -22,6 +22,7 @@
 #include "core/error.h"
 #include "core/metrics.h"
 #include "core/tpugraphs_io.h"
+#include "halide/measure.h"
 #include "halide/schedule.h"
 
 namespace tcost::report {
@@ -399,7 +400,7 @@ void Report::add_dataset(const std::vector<json>& records, const json& manifest)
     if (program.empty()) continue;
     family[program] = r.value("family", family_of(program));
     if (!r.value("ok", false)) {
-      ++failures[{failure_kind(r.value("error", "")), family[program]}];
+      ++failures[{halide::failure_kind(r.value("error", "")), family[program]}];
       continue;
     }
     const double ns = r.value("best_ns", 0.0);
@@ -588,18 +589,6 @@ std::string family_of(const std::string& graph_name) {
   static const std::regex size_suffix("_[0-9][0-9x]*$");
   const std::string f = std::regex_replace(graph_name, size_suffix, "");
   return f.empty() ? graph_name : f;
-}
-
-std::string failure_kind(const std::string& error) {
-  static const std::regex signal("crashed \\(signal [0-9]+\\)");
-  std::smatch m;
-  if (error.rfind("timeout", 0) == 0) return "timeout";
-  if (std::regex_search(error, m, signal)) return m.str();
-  if (error.find("wrong output") != std::string::npos) return "wrong output";
-  if (error.find("Halide rejected") != std::string::npos ||
-      error.find("Error:") != std::string::npos)
-    return "rejected by Halide";
-  return "other";
 }
 
 std::vector<TuningRun> read_tuning_runs(const std::string& log) {

@@ -70,9 +70,6 @@ std::string default_js_dir();
 std::vector<nlohmann::json> read_jsonl(const std::string& path, int* skipped = nullptr);
 // The family of a graph from its name: a trailing "_28x64x128"-style size removed.
 std::string family_of(const std::string& graph_name);
-// Kind of a measurement failure, for counting: "timeout", "crashed (signal 11)", "wrong output",
-// "rejected by Halide", or "other".
-std::string failure_kind(const std::string& error);
 
 // The tuning runs of a tune log: FILE itself (tcost) and FILE.METHOD.jsonl beside it.
 std::vector<TuningRun> read_tuning_runs(const std::string& log);
