@@ -23,6 +23,7 @@ struct BenchOptions {
   int repeats = 5;
   uint64_t seed = 1;
   bool models = true;  // also benchmark the neural models
+  bool models_only = false;
   train::BenchModelOptions model;
 };
 
@@ -39,6 +40,11 @@ double best_seconds(int repeats, F&& f) {
 }
 
 void run_bench(const BenchOptions& o) {
+  if (o.models_only) {
+    if (!o.models) throw UsageError("--models-only and --no-models exclude each other");
+    train::bench_models(o.model);
+    return;
+  }
   std::mt19937_64 rng(o.seed);
   std::normal_distribution<double> n01(0, 1);
   std::vector<double> truth(static_cast<size_t>(o.configs)), pred(truth.size());
@@ -111,7 +117,14 @@ void register_bench(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(1, 100000));
   cmd->add_option("--threads", o->model.threads, "Threads (0 = all cores)");
-  cmd->callback([o] { run_bench(*o); });
+  cmd->add_option("--export", o->model.export_dir,
+                  "Write each model's graph, weights, scores and timings here "
+                  "(for scripts/bench-python.py)");
+  cmd->add_flag("--models-only", o->models_only, "Only the model benchmarks");
+  cmd->callback([o] {
+    o->model.repeats = o->repeats;
+    run_bench(*o);
+  });
 }
 
 }  // namespace tcost::cli

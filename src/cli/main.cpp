@@ -1,14 +1,33 @@
 // tcost: learned cost models for tensor compilers. One catch here maps errors to exit codes:
 // 0 success, 1 bad input, 2 bad usage, 3 internal error.
 #include <malloc.h>
+#include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 
 #include "cli/commands.h"
+#include "core/blas.h"
 #include "core/error.h"
 
+namespace {
+
+// OpenBLAS chose its kernels when it was loaded, before main; when it fell back to generic ones
+// on a CPU with AVX-512 or AVX2 (core/blas.h), run again with OPENBLAS_CORETYPE set. Once only:
+// the variable is then set. TCOST_KEEP_BLAS=1 keeps OpenBLAS's own choice.
+void use_the_cpus_blas_kernels(char** argv) {
+  if (std::getenv("OPENBLAS_CORETYPE") || std::getenv("TCOST_KEEP_BLAS")) return;
+  const char* core = tcost::better_openblas_core();
+  if (!core || setenv("OPENBLAS_CORETYPE", core, 1) != 0) return;
+  execv("/proc/self/exe", argv);
+  unsetenv("OPENBLAS_CORETYPE");  // exec failed: carry on with the kernels we have
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  use_the_cpus_blas_kernels(argv);
   // Tensors of tens of MB are allocated and freed on every forward pass. glibc would map and
   // unmap each one (a page fault per 4 KiB every time); keep freed memory for reuse instead.
   mallopt(M_MMAP_THRESHOLD, 32 << 20);

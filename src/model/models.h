@@ -45,7 +45,14 @@ std::vector<std::string> model_names();  // the names the factory knows, neural 
 
 class Network : public torch::nn::Module {
  public:
+  // Training and inference. The layout models run node-major (models.cpp).
   virtual torch::Tensor forward(const GraphInput& graph, const torch::Tensor& configs) = 0;
+  // forward for inference (call eval() first): under c10::InferenceMode, in place where it can.
+  torch::Tensor score(const GraphInput& graph, const torch::Tensor& configs);
+  // The model as first written, batch-major with edge-list gather/scatter message passing: the
+  // definition forward is tested against (tests/model), and what scripts/bench-python.py copies
+  // line for line. The same scores up to float rounding. Defaults to forward.
+  virtual torch::Tensor reference_forward(const GraphInput& graph, const torch::Tensor& configs);
   // Node pruning this model wants at preparation (-1: none).
   virtual int prune_hops() const { return -1; }
   // Segment size for training on large graphs (0: whole graph).

@@ -70,6 +70,9 @@ struct BenchModelOptions {
   int repeats = 3;
   int threads = 0;
   uint64_t seed = 1;
+  // When set: per model, NAME.npz (prepared graph, configurations, parameters and buffers, the
+  // scores) and NAME.json (options and timings), for scripts/bench-python.py.
+  std::string export_dir;
 };
 
 void bench_models(const BenchModelOptions& options);

@@ -79,7 +79,7 @@ std::vector<double> predict_prepared(model::Network& m, const model::PreparedGra
   for (int64_t s = 0; s < c; s += step) {
     const int64_t len = std::min(step, c - s);
     const auto cost =
-        m.forward(g.input, g.configs.narrow(0, s, len)).to(torch::kFloat64).contiguous();
+        m.score(g.input, g.configs.narrow(0, s, len)).to(torch::kFloat64).contiguous();
     std::copy_n(cost.data_ptr<double>(), len, out.begin() + s);
   }
   return out;
@@ -94,7 +94,7 @@ std::vector<double> predict_ast(model::Network& m, const AstSet& set, const mode
     std::vector<int64_t> idx;
     for (int64_t c = s; c < std::min(set.num_configs, s + chunk); ++c) idx.push_back(c);
     const auto b = model::prepare_ast_batch(set, idx, norm);
-    const auto cost = m.forward(b.input, b.configs).to(torch::kFloat64).contiguous();
+    const auto cost = m.score(b.input, b.configs).to(torch::kFloat64).contiguous();
     out.insert(out.end(), cost.data_ptr<double>(), cost.data_ptr<double>() + cost.numel());
   }
   return out;

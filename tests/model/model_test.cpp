@@ -109,6 +109,73 @@ TEST(Models, ChunkingDoesNotChangeScoresWithoutAttention) {
   EXPECT_TRUE(torch::allclose(whole.narrow(0, 5, 3), part, 1e-4, 1e-5));
 }
 
+// forward (node-major, sparse propagation, folded embeddings) and score (the same under
+// inference mode, in place) compute the scores of the reference formulation, and forward's
+// gradients are the reference's: for every model and collection, with and without edges.
+TEST(Models, ForwardAndScoreEqualTheReferenceFormulation) {
+  torch::manual_seed(0);
+  for (Collection c : {Collection::kLayout, Collection::kTile}) {
+    const Graph g = small_graph(c, 24);
+    const auto norm = model::Normalizer::fit(std::vector<Graph>{g});
+    std::vector<model::ModelOptions> options;
+    for (const auto& name : model::model_names()) {
+      options.emplace_back();
+      options.back().name = name;
+    }
+    options.push_back(options.back());
+    options.back().cross_attention = false;
+    for (const auto& o : options) {
+      auto m = model::make_model(o, {c, g.node_feat_width, g.config_feat_width}, norm);
+      // Weights away from their initial values, biases and norms included.
+      for (auto& t : m->parameters()) {
+        torch::NoGradGuard no_grad;
+        t.add_(torch::randn_like(t) * 0.1);
+      }
+      auto p = model::prepare_graph(g, norm, m->prune_hops());
+      for (bool edges : {true, false}) {
+        const std::string what =
+            o.name + " " + collection_name(c) + (edges ? " with edges" : " without edges");
+        if (!edges) {
+          p.input.src = p.input.dst = torch::zeros({0}, torch::kInt64);
+          p.input.gcn_norm = torch::zeros({0, 1});
+          p.input.inv_deg = p.input.self_norm = torch::ones({p.input.num_nodes, 1});
+        }
+        m->train();
+        const auto targets = torch::rand({p.num_configs()}, torch::kFloat64);
+        auto gradients = [&](const torch::Tensor& cost) {
+          m->zero_grad();
+          train::hinge_loss(cost, targets, 1.0).backward();
+          std::vector<torch::Tensor> out;
+          for (const auto& t : m->parameters())
+            out.push_back(t.grad().defined() ? t.grad().clone() : torch::zeros_like(t));
+          return out;
+        };
+        const auto expected = m->reference_forward(p.input, p.configs);
+        const auto got = m->forward(p.input, p.configs);
+        ASSERT_EQ(got.sizes(), expected.sizes()) << what;
+        EXPECT_TRUE(torch::allclose(got, expected, 1e-4, 1e-5))
+            << what << ": max difference " << (got - expected).abs().max().item<float>();
+        EXPECT_GT(expected.std().item<float>(), 0.0f) << what;
+        const auto g_expected = gradients(expected), g_got = gradients(got);
+        for (size_t i = 0; i < g_got.size(); ++i) {
+          EXPECT_TRUE(torch::allclose(g_got[i], g_expected[i], 1e-3, 1e-5))
+              << what << ": gradient of parameter " << i << " differs by "
+              << (g_got[i] - g_expected[i]).abs().max().item<float>();
+        }
+        m->eval();
+        torch::Tensor reference;
+        {
+          torch::NoGradGuard no_grad;
+          reference = m->reference_forward(p.input, p.configs);
+        }
+        const auto scored = m->score(p.input, p.configs);
+        EXPECT_TRUE(torch::allclose(scored, reference, 1e-4, 1e-5))
+            << what << ": score differs by " << (scored - reference).abs().max().item<float>();
+      }
+    }
+  }
+}
+
 TEST(Features, PruningKeepsConfigNodesAndTheirNeighbours) {
   const Graph g = small_graph(Collection::kLayout);
   const auto norm = model::Normalizer::fit(std::vector<Graph>{g});

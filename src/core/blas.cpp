@@ -1,0 +1,33 @@
+#include "core/blas.h"
+
+#include <dlfcn.h>
+
+#include <cstring>
+
+namespace tcost {
+
+std::string openblas_core() {
+  using CoreName = char* (*)();
+  const auto fn = reinterpret_cast<CoreName>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
+  const char* name = fn ? fn() : nullptr;
+  return name ? name : "";
+}
+
+const char* better_openblas_core() {
+  const std::string core = openblas_core();
+  // OpenBLAS's fallbacks for CPUs it does not recognise: kernels without AVX.
+  static const char* const kGeneric[] = {"Prescott", "Core2", "Penryn", "Dunnington",
+                                         "Nehalem",  "Atom",  "Katmai", "Northwood"};
+  bool generic = false;
+  for (const char* g : kGeneric) generic = generic || core == g;
+  if (!generic) return nullptr;
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+      __builtin_cpu_supports("avx512cd"))
+    return "SkylakeX";
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "Haswell";
+  return nullptr;
+}
+
+}  // namespace tcost

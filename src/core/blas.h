@@ -1,0 +1,21 @@
+// Which OpenBLAS kernels this process runs, and which it should run.
+//   openblas_core       - OpenBLAS's name for the kernels it picked ("SkylakeX", "Prescott"),
+//                         or "" when the process has no OpenBLAS (another BLAS, or none).
+//   better_openblas_core - the OPENBLAS_CORETYPE to set when OpenBLAS fell back to generic
+//                         SSE3 kernels on a CPU that has AVX-512 or AVX2+FMA, else nullptr.
+// Why: OpenBLAS (DYNAMIC_ARCH, as Debian builds it) picks kernels from the CPU model at load
+// time. On a virtual machine that reports a generic "Intel(R) Xeon(R) Processor" it falls back
+// to Prescott; on this project's machine that made matmul 5x slower (54 against 310 GFLOP/s at
+// 2048^3). The choice is made before main(), so the tcost binary re-executes itself once with
+// the variable set (cli/main.cpp); the Python module and the Halide plugin cannot, and say so
+// in docs/python.md and docs/tuning.md.
+#pragma once
+
+#include <string>
+
+namespace tcost {
+
+std::string openblas_core();
+const char* better_openblas_core();
+
+}  // namespace tcost
