@@ -34,7 +34,9 @@ int code_of(int value, const std::vector<int>& table) {
   return -1;
 }
 
-const std::vector<int> kTiles = {8, 16, 32, 64, 128};
+// Tiles of 2 and 4 rows make register tiles of accumulators (Adams2019's choice for
+// convolutions: 16 x 3 x 4); seven values, codes 0..6, fill the categorical slot range.
+const std::vector<int> kTiles = {2, 4, 8, 16, 32, 64, 128};
 const std::vector<int> kChannelTiles = {2, 4, 8, 16, 32};
 const std::vector<int> kOuterTiles = {2, 4, 8};
 const std::vector<int> kVectors = {1, 4, 8, 16};
@@ -253,7 +255,8 @@ std::vector<Schedule> sample_schedules(const ProgramInfo& p, int count, uint64_t
           st.tile_x = pick(rng, bias, std::min(32, tx.back()), tx);
           if (n.dims.size() > 1) {
             const auto ty = at_most(kTiles, ey);
-            st.tile_y = ty.empty() ? 0 : pick(rng, bias, ty.front(), ty);
+            const bool has4 = std::find(ty.begin(), ty.end(), 4) != ty.end();
+            st.tile_y = ty.empty() ? 0 : pick(rng, bias, has4 ? 4 : ty.front(), ty);
             if (st.tile_y == 0) st.tile_x = 0;
           }
         }

@@ -20,7 +20,7 @@
 
 namespace tcost::model {
 
-constexpr int kFeatureSchemaVersion = 1;
+constexpr int kFeatureSchemaVersion = 2;
 
 struct Normalizer {
   Collection collection = Collection::kLayout;
