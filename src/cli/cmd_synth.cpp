@@ -49,10 +49,17 @@ void register_synth(CLI::App& app) {
   cmd->add_option("--max-nodes", o->synth.max_nodes, "Most nodes per layout graph")
       ->capture_default_str()
       ->check(CLI::Range(6, 1000000));
-  cmd->add_option("--noise", o->synth.noise_sigma, "Log-normal measurement noise sigma")
-      ->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
-  cmd->callback([o] { run_synth(*o); });
+  auto* noise = cmd->add_option("--noise", o->synth.noise_sigma,
+                                "Log-normal measurement noise sigma (default: the generator's)")
+                    ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--generator", o->synth.generator,
+                  "Op mix and cost model: standard, fusion, compute or movement (docs/synth.md)")
+      ->capture_default_str();
+  cmd->callback([o, cmd, noise] {
+    const bool nodes_given = cmd->count("--min-nodes") + cmd->count("--max-nodes") > 0;
+    apply_generator_defaults(o->synth, noise->count() > 0, nodes_given);
+    run_synth(*o);
+  });
 }
 
 }  // namespace tcost::cli

@@ -38,6 +38,59 @@ constexpr OpKind kOps[] = {
 };
 constexpr int kNumKinds = static_cast<int>(sizeof(kOps) / sizeof(kOps[0]));
 
+// The generators (docs/synth.md): an op mix (multipliers of kOps' weights by class) and the
+// constants of the layout and tile cost models.
+struct Generator {
+  const char* name;
+  double matmul, elementwise, transcendental, movement;  // op-mix multipliers
+  double minor_exponent, second_exponent;                // access factor: lanes and sublanes wasted
+  double conversion_ns;                                  // per element of a layout conversion
+  double matmul_layout_penalty;                          // dot/conv whose feature dim is not minor
+  int locality;  // operand 0 among the last `locality` nodes
+  double tile_minor_exponent, tile_second_exponent;
+  // Defaults of the options it suits (used unless given): noise sigma, nodes per graph.
+  double noise;
+  int min_nodes, max_nodes;
+};
+
+constexpr Generator kGenerators[] = {
+    {"standard", 1, 1, 1, 1, 0.5, 0.25, 0.08, 1.25, 6, 0.6, 0.3, 0.02, 30, 120},
+    // Fused elementwise chains: cheap ops, expensive conversions between them, so that layout
+    // agreement along edges (neighbour interactions) decides the runtime. Bigger graphs.
+    {"fusion", 0.3, 3, 2, 1, 0.5, 0.25, 0.32, 1.25, 12, 0.4, 0.2, 0.05, 60, 200},
+    // Matmul-heavy: per-node layout effects dominate, conversions are cheap. Small graphs.
+    {"compute", 3, 0.5, 0.5, 0.7, 0.8, 0.4, 0.04, 1.6, 4, 0.9, 0.45, 0.02, 20, 60},
+    // Data movement (transposes, reshapes, copies, reductions) under heavy noise.
+    {"movement", 0.5, 1, 0.5, 3, 0.3, 0.15, 0.16, 1.1, 6, 0.5, 0.25, 0.10, 30, 120},
+};
+
+const Generator& generator_of(const std::string& name) {
+  for (const auto& g : kGenerators) {
+    if (name == g.name) return g;
+  }
+  std::string known;
+  for (const auto& g : kGenerators) known += std::string(known.empty() ? "" : ", ") + g.name;
+  throw UsageError(fmt::format("--generator: expected one of {}, found '{}'", known, name));
+}
+
+double mix_weight(const Generator& gen, int opcode) {
+  switch (opcode) {
+    case op::kConvolution:
+    case op::kDot:
+      return gen.matmul;
+    case op::kAdd:
+    case op::kMultiply:
+    case op::kMaximum:
+    case op::kDivide:
+      return gen.elementwise;
+    case op::kExponential:
+    case op::kTanh:
+      return gen.transcendental;
+    default:
+      return gen.movement;
+  }
+}
+
 struct Node {
   int kind = -1;  // index into kOps; -1 for parameters
   std::vector<int64_t> dims;
@@ -71,7 +124,7 @@ int64_t pow2(std::mt19937_64& rng, int lo, int hi) {
   return int64_t{1} << std::uniform_int_distribution<int>(lo, hi)(rng);
 }
 
-std::vector<Node> make_nodes(std::mt19937_64& rng, int n) {
+std::vector<Node> make_nodes(std::mt19937_64& rng, int n, const Generator& gen) {
   std::vector<Node> nodes;
   const int params = std::uniform_int_distribution<int>(2, 4)(rng);
   constexpr int64_t kMaxElems = int64_t{1} << 19;
@@ -83,7 +136,7 @@ std::vector<Node> make_nodes(std::mt19937_64& rng, int n) {
     nodes.push_back(p);
   }
   std::vector<double> weights;
-  for (const auto& k : kOps) weights.push_back(k.weight);
+  for (const auto& k : kOps) weights.push_back(k.weight * mix_weight(gen, k.opcode));
   std::discrete_distribution<int> pick_kind(weights.begin(), weights.end());
   std::uniform_real_distribution<double> u01(0, 1);
   for (int i = params; i < n; ++i) {
@@ -91,7 +144,7 @@ std::vector<Node> make_nodes(std::mt19937_64& rng, int n) {
     v.kind = pick_kind(rng);
     const OpKind& kind = kOps[v.kind];
     // Operand 0 is recent (locality, as in real graphs); operand 1 is any earlier node.
-    const int lo = std::max(0, i - 6);
+    const int lo = std::max(0, i - gen.locality);
     v.operands.push_back(std::uniform_int_distribution<int>(lo, i - 1)(rng));
     if (kind.arity == 2) v.operands.push_back(std::uniform_int_distribution<int>(0, i - 1)(rng));
     const auto& in = nodes[v.operands[0]].dims;
@@ -159,13 +212,13 @@ double work_of(const std::vector<Node>& nodes, const Node& v) {
 
 // Cost factor of accessing a tensor of `dims` in `layout`: small minor dims waste vector lanes
 // (128 wide), small second-minor dims waste sublanes (8).
-double access_factor(const std::vector<int64_t>& dims, const Layout& layout) {
+double access_factor(const std::vector<int64_t>& dims, const Layout& layout, const Generator& gen) {
   if (layout.empty()) return 1.0;
   const double minor = static_cast<double>(std::min<int64_t>(dims[layout[0]], 128));
-  double f = std::pow(128.0 / minor, 0.5);
+  double f = std::pow(128.0 / minor, gen.minor_exponent);
   if (layout.size() > 1) {
     const double second = static_cast<double>(std::min<int64_t>(dims[layout[1]], 8));
-    f *= std::pow(8.0 / second, 0.25);
+    f *= std::pow(8.0 / second, gen.second_exponent);
   }
   return f;
 }
@@ -222,7 +275,7 @@ void fill_node_features(const std::vector<Node>& nodes, Graph& g) {
 
 // The layout runtime model; see docs/synth.md.
 double layout_runtime_ns(const std::vector<Node>& nodes, const std::vector<int>& config_slot,
-                         const std::vector<NodeConfig>& cfg) {
+                         const std::vector<NodeConfig>& cfg, const Generator& gen) {
   auto out_layout = [&](int v) -> Layout {
     return config_slot[v] >= 0 ? cfg[config_slot[v]].out : default_layout(nodes[v].dims.size());
   };
@@ -233,15 +286,15 @@ double layout_runtime_ns(const std::vector<Node>& nodes, const std::vector<int>&
     const OpKind& kind = kOps[v.kind];
     const int slot = config_slot[i];
     const Layout out = out_layout(static_cast<int>(i));
-    double factor = access_factor(v.dims, out);
+    double factor = access_factor(v.dims, out, gen);
     if (slot >= 0) {
       const NodeConfig& c = cfg[slot];
       const auto& in_dims = nodes[v.operands[0]].dims;
-      factor = 0.6 * factor + 0.4 * access_factor(in_dims, c.in);
+      factor = 0.6 * factor + 0.4 * access_factor(in_dims, c.in, gen);
       // Matmul-like ops want the feature (last) dim minor in their output.
       if ((kind.opcode == op::kDot || kind.opcode == op::kConvolution) &&
           out[0] != static_cast<int>(v.dims.size()) - 1) {
-        factor *= 1.25;
+        factor *= gen.matmul_layout_penalty;
       }
       // Reductions along the minor dim of their input are contiguous.
       if (kind.opcode == op::kReduce && c.in[0] == v.reduce_dim) factor *= 0.7;
@@ -262,7 +315,7 @@ double layout_runtime_ns(const std::vector<Node>& nodes, const std::vector<int>&
       if (slot >= 0) expected = s == 0 ? cfg[slot].in : cfg[slot].kernel;
       if (expected.size() == produced.size() && expected != produced) {
         const double minor_change = expected[0] != produced[0] ? 2.0 : 1.0;
-        total += 0.08 * minor_change * static_cast<double>(elems(nodes[p].dims));
+        total += gen.conversion_ns * minor_change * static_cast<double>(elems(nodes[p].dims));
       }
     }
   }
@@ -270,9 +323,10 @@ double layout_runtime_ns(const std::vector<Node>& nodes, const std::vector<int>&
 }
 
 Graph make_layout_graph(const SynthOptions& o, std::mt19937_64& rng) {
+  const Generator& gen = generator_of(o.generator);
   const int n =
       std::uniform_int_distribution<int>(std::max(o.min_nodes, 6), std::max(o.max_nodes, 6))(rng);
-  std::vector<Node> nodes = make_nodes(rng, n);
+  std::vector<Node> nodes = make_nodes(rng, n, gen);
   Graph g;
   g.collection = Collection::kLayout;
   fill_node_features(nodes, g);
@@ -314,7 +368,7 @@ Graph make_layout_graph(const SynthOptions& o, std::mt19937_64& rng) {
       put_layout(f + 6, cfg[j].in);
       put_layout(f + 12, cfg[j].kernel);
     }
-    const double t = layout_runtime_ns(nodes, slot, cfg) * std::exp(noise(rng));
+    const double t = layout_runtime_ns(nodes, slot, cfg, gen) * std::exp(noise(rng));
     g.runtime_ns[c] = std::max<int64_t>(1, std::llround(t));
   }
   return g;
@@ -335,7 +389,7 @@ void put_tile(float* dst, const std::vector<int64_t>& t) {
 
 // The tile runtime model; see docs/synth.md.
 double tile_runtime_ns(double work_ns, const std::vector<int64_t>& d, const std::vector<int64_t>& t,
-                       int64_t in_minor) {
+                       int64_t in_minor, const Generator& gen) {
   double tiles = 1, padded = 1, exact = 1, tile_out = 1;
   for (size_t k = 0; k < d.size(); ++k) {
     const double n = std::ceil(static_cast<double>(d[k]) / static_cast<double>(t[k]));
@@ -345,9 +399,11 @@ double tile_runtime_ns(double work_ns, const std::vector<int64_t>& d, const std:
     tile_out *= static_cast<double>(t[k]);
   }
   const double minor = static_cast<double>(std::min<int64_t>(t.back(), 128));
-  double eff = std::pow(128.0 / minor, 0.6);
-  if (t.size() > 1)
-    eff *= std::pow(8.0 / static_cast<double>(std::min<int64_t>(t[t.size() - 2], 8)), 0.3);
+  double eff = std::pow(128.0 / minor, gen.tile_minor_exponent);
+  if (t.size() > 1) {
+    eff *= std::pow(8.0 / static_cast<double>(std::min<int64_t>(t[t.size() - 2], 8)),
+                    gen.tile_second_exponent);
+  }
   const double tile_in = tile_out / static_cast<double>(t.back()) * static_cast<double>(in_minor);
   const double footprint = 4.0 * (tile_out + tile_in);
   constexpr double kFastMemory = 4.0 * (1 << 20);
@@ -356,9 +412,10 @@ double tile_runtime_ns(double work_ns, const std::vector<int64_t>& d, const std:
 }
 
 Graph make_tile_graph(const SynthOptions& o, std::mt19937_64& rng) {
+  const Generator& gen = generator_of(o.generator);
   const int n = std::uniform_int_distribution<int>(std::max(o.min_nodes / 4, 4),
                                                    std::max(o.max_nodes / 4, 5))(rng);
-  std::vector<Node> nodes = make_nodes(rng, n);
+  std::vector<Node> nodes = make_nodes(rng, n, gen);
   Graph g;
   g.collection = Collection::kTile;
   fill_node_features(nodes, g);
@@ -394,16 +451,32 @@ Graph make_tile_graph(const SynthOptions& o, std::mt19937_64& rng) {
     in_t.back() = in_minor;
     put_tile(f + 16, in_t);  // input tile: the full contraction dim
     g.runtime_ns[c] = std::max<int64_t>(
-        1, std::llround(tile_runtime_ns(work_ns, d, t, in_minor) * std::exp(noise(rng))));
+        1, std::llround(tile_runtime_ns(work_ns, d, t, in_minor, gen) * std::exp(noise(rng))));
   }
   // The normaliser is the default configuration's runtime, measured once more.
   const int64_t normalizer = std::max<int64_t>(
-      1, std::llround(tile_runtime_ns(work_ns, d, tile_of(0), in_minor) * std::exp(noise(rng))));
+      1,
+      std::llround(tile_runtime_ns(work_ns, d, tile_of(0), in_minor, gen) * std::exp(noise(rng))));
   g.normalizer_ns.assign(static_cast<size_t>(o.configs), normalizer);
   return g;
 }
 
 }  // namespace
+
+std::vector<std::string> synth_generator_names() {
+  std::vector<std::string> out;
+  for (const auto& g : kGenerators) out.push_back(g.name);
+  return out;
+}
+
+void apply_generator_defaults(SynthOptions& o, bool noise_given, bool nodes_given) {
+  const Generator& gen = generator_of(o.generator);
+  if (!noise_given) o.noise_sigma = gen.noise;
+  if (!nodes_given) {
+    o.min_nodes = gen.min_nodes;
+    o.max_nodes = gen.max_nodes;
+  }
+}
 
 Graph make_synth_graph(const SynthOptions& options, int index) {
   if (options.configs < 1) throw UsageError("--configs must be at least 1");

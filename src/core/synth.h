@@ -26,11 +26,16 @@ struct SynthOptions {
   int min_nodes = 30;  // layout graphs: nodes per graph (tile graphs are a quarter)
   int max_nodes = 120;
   double noise_sigma = 0.02;  // log-normal measurement noise
+  // The op mix and cost model (docs/synth.md): standard, fusion, compute or movement.
+  std::string generator = "standard";
   double valid_fraction = 0.15;
   double test_fraction = 0.15;
 };
 
-Graph make_synth_graph(const SynthOptions& options, int index);
+Graph make_synth_graph(const SynthOptions& options, int index);  // UsageError: unknown generator
+std::vector<std::string> synth_generator_names();
+// The noise and graph sizes the generator of `o` suits, for those not given explicitly.
+void apply_generator_defaults(SynthOptions& o, bool noise_given, bool nodes_given);
 // Returns the number of files written per split {train, valid, test}.
 struct SynthSummary {
   int train = 0, valid = 0, test = 0;

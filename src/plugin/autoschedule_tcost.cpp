@@ -12,10 +12,16 @@
 //   TCOST_THREADS      Halide threads when measuring (default: MachineParams' parallelism)
 //   TCOST_LOG          tuning records; a pipeline with a checked schedule on record gets it
 //                      without a search
+//   TCOST_COMPARE      methods to compare first on this pipeline, as tcost tune --compare
+//                      does (default,random,li2018,mullapudi2016,adams2019,adams2019-greedy,
+//                      tcost), every one measured by the same protocol; with
+//   TCOST_COMPARE_OUT  the JSON file the comparison is written to (tcost tune --json's form)
 #include <Halide.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 
@@ -24,6 +30,7 @@
 #include "core/error.h"
 #include "halide/program_halide.h"
 #include "train/cost_model.h"
+#include "tune/compare.h"
 #include "tune/tuner.h"
 
 #ifndef TCOST_DEFAULT_MODEL
@@ -92,6 +99,52 @@ struct TemporaryLog {
   }
 };
 
+std::vector<std::string> split_methods(const std::string& list) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= list.size()) {
+    const size_t end = std::min(list.find(',', start), list.size());
+    if (end > start) out.push_back(list.substr(start, end - start));
+    start = end + 1;
+  }
+  const auto& known = tune::method_names();
+  for (const auto& m : out) {
+    if (std::find(known.begin(), known.end(), m) == known.end())
+      throw UsageError(fmt::format("TCOST_COMPARE: unknown method '{}'", m));
+  }
+  return out;
+}
+
+// TCOST_COMPARE: the methods side by side on this pipeline, written to TCOST_COMPARE_OUT. The
+// tcost method's records go to `log` (TCOST_LOG), so that the search after it finds its best
+// schedule on record instead of searching again.
+void compare_on_pipeline(const halide::Program& program, const tune::TuneOptions& tune_options,
+                         const MachineParams& params, const std::string& model_path) {
+  const std::string methods = env("TCOST_COMPARE", "");
+  if (methods.empty()) return;
+  const std::string out_path = env("TCOST_COMPARE_OUT", "");
+  if (out_path.empty()) throw UsageError("TCOST_COMPARE needs TCOST_COMPARE_OUT (a JSON file)");
+  tune::CompareOptions co;
+  co.methods = split_methods(methods);
+  co.tune = tune_options;
+  co.plugin_dir = TCOST_HALIDE_PLUGIN_DIR;
+  co.llc_bytes = params.last_level_cache_size;
+  std::unique_ptr<train::CostModel> model;
+  if (std::find(co.methods.begin(), co.methods.end(), "tcost") != co.methods.end()) {
+    if (co.tune.log.empty())
+      throw UsageError("TCOST_COMPARE with tcost needs TCOST_LOG (the search's records)");
+    model = train::load_cost_model(model_path);
+  }
+  const auto rows = tune::compare_methods(program, model.get(), co);
+  nlohmann::json methods_json = nlohmann::json::array();
+  for (const auto& m : rows) methods_json.push_back(tune::to_json(m));
+  const nlohmann::json out = {
+      {"programs", {{{"program", program.name()}, {"methods", methods_json}}}}};
+  std::ofstream f(out_path);
+  f << out.dump() << "\n";
+  if (!f) throw InputError(fmt::format("TCOST_COMPARE_OUT: cannot write {}", out_path));
+}
+
 void autoschedule(const Pipeline& pipeline, const Target& target, const MachineParams& params,
                   AutoSchedulerResults* results) {
   try {
@@ -108,27 +161,33 @@ void autoschedule(const Pipeline& pipeline, const Target& target, const MachineP
     program.impl().exact_inputs = true;
 
     const std::string log = env("TCOST_LOG", "");
+    const std::string model_path = env("TCOST_MODEL", TCOST_DEFAULT_MODEL);
+    tune::TuneOptions o;
+    o.budget = env_number<int>("TCOST_BUDGET", 64);
+    o.time_budget_min = env_number<double>("TCOST_TIME_BUDGET", 5.0);
+    o.seed = env_number<uint64_t>("TCOST_SEED", 0);
+    o.threads = env_number<int>("TCOST_THREADS", std::max(1, params.parallelism));
+    o.quiet = true;
+    if (o.budget < 0) throw UsageError("TCOST_BUDGET must be 0 or more");
+    const bool have_model = !model_path.empty() && std::filesystem::exists(model_path);
+    {
+      tune::TuneOptions co = o;
+      co.log = log;
+      compare_on_pipeline(program, co, params, model_path);
+    }
     halide::Schedule chosen;
     std::string how;
     if (const auto known = tune::best_on_record(program, log)) {
       chosen = known->first;
       how = fmt::format("best on record in {} ({:.3f} ms), no search", log, known->second * 1e-6);
     } else {
-      const std::string model_path = env("TCOST_MODEL", TCOST_DEFAULT_MODEL);
-      if (model_path.empty() || !std::filesystem::exists(model_path)) {
+      if (!have_model) {
         throw InputError(
             fmt::format("TCOST_MODEL: no cost model at '{}' (set TCOST_MODEL to a checkpoint, see "
                         "docs/plugin.md)",
                         model_path));
       }
       auto model = train::load_cost_model(model_path);
-      tune::TuneOptions o;
-      o.budget = env_number<int>("TCOST_BUDGET", 64);
-      o.time_budget_min = env_number<double>("TCOST_TIME_BUDGET", 5.0);
-      o.seed = env_number<uint64_t>("TCOST_SEED", 0);
-      o.threads = env_number<int>("TCOST_THREADS", std::max(1, params.parallelism));
-      o.quiet = true;
-      if (o.budget < 0) throw UsageError("TCOST_BUDGET must be 0 or more");
       if (o.budget == 0) {
         chosen = tune::pick_by_model(program, *model, o.candidates, o.seed);
         how = "the model's pick, nothing measured (TCOST_BUDGET=0)";

@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "core/metrics.h"
+#include "core/opcodes.h"
 #include "core/tpugraphs_io.h"
 #include "test_util.h"
 
@@ -64,6 +65,67 @@ TEST(Synth, NoiseIsMultiplicative) {
   }
   EXPECT_GT(max_ratio, 0.01);
   EXPECT_LT(max_ratio, 0.5);
+}
+
+// Every generator writes valid, deterministic graphs of its own op mix and cost model; the
+// standard one is the generator as it was (the default options give the same graphs); the
+// defaults it suits apply only where no option was given.
+TEST(Synth, GeneratorsDifferAndStandardIsUnchanged) {
+  const auto names = synth_generator_names();
+  ASSERT_EQ(names.size(), 4u);
+  EXPECT_EQ(names.front(), "standard");
+  SynthOptions base;
+  base.configs = 30;
+  base.noise_sigma = 0.0;
+  const Graph plain = make_synth_graph(base, 2);
+  testing::ScratchDir dir;
+  for (const auto& name : names) {
+    for (Collection c : {Collection::kLayout, Collection::kTile}) {
+      SynthOptions o = base;
+      o.collection = c;
+      o.generator = name;
+      const Graph a = make_synth_graph(o, 2), b = make_synth_graph(o, 2);
+      EXPECT_EQ(a.runtime_ns, b.runtime_ns) << name;
+      save_graph(dir / (name + ".npz"), a);
+      EXPECT_NO_THROW(load_graph(dir / (name + ".npz"))) << name;
+      std::vector<double> t = a.targets();
+      EXPECT_GT(*std::max_element(t.begin(), t.end()), *std::min_element(t.begin(), t.end()))
+          << name << ": configurations must matter";
+      if (c == Collection::kLayout && name == "standard") {
+        EXPECT_EQ(a.runtime_ns, plain.runtime_ns);
+        EXPECT_EQ(a.node_opcode, plain.node_opcode);
+      }
+    }
+  }
+  // Other op mixes: over several graphs, the fraction of matmul-like ops differs.
+  auto matmul_fraction = [&](const std::string& name) {
+    SynthOptions o = base;
+    o.generator = name;
+    double matmul = 0, all = 0;
+    for (int i = 0; i < 8; ++i) {
+      const Graph g = make_synth_graph(o, i);
+      for (int32_t op : g.node_opcode) {
+        matmul += op == op::kDot || op == op::kConvolution;
+        all += op != op::kParameter;
+      }
+    }
+    return matmul / all;
+  };
+  EXPECT_GT(matmul_fraction("compute"), 2 * matmul_fraction("standard"));
+  EXPECT_LT(matmul_fraction("fusion"), matmul_fraction("standard"));
+  SynthOptions bad = base;
+  bad.generator = "nope";
+  EXPECT_THROW(make_synth_graph(bad, 0), UsageError);
+  SynthOptions d;
+  d.generator = "movement";
+  apply_generator_defaults(d, false, false);
+  EXPECT_DOUBLE_EQ(d.noise_sigma, 0.10);
+  d.generator = "fusion";
+  d.noise_sigma = 0.3;
+  d.min_nodes = d.max_nodes = 10;
+  apply_generator_defaults(d, true, true);
+  EXPECT_DOUBLE_EQ(d.noise_sigma, 0.3);
+  EXPECT_EQ(d.max_nodes, 10);
 }
 
 TEST(Synth, TileGraphsHaveNormalizers) {

@@ -124,5 +124,32 @@ else
     { bad "no_estimates: unclear error"; cat "$W/ne.log"; }
 fi
 
+# TCOST_COMPARE: methods side by side on the generator's pipeline, written as JSON; the search
+# after it takes tcost's best on record instead of searching again.
+mkdir -p "$W/cmp"
+if TCOST_COMPARE=default,adams2019-greedy,tcost TCOST_COMPARE_OUT="$W/cmp/c.json" \
+  TCOST_LOG="$W/cmp/log.jsonl" TCOST_BUDGET=3 "$GEN" -g brighten_params -o "$W/cmp" \
+  -e static_library,h target="$TARGET" auto_schedule=true "$MP" -p "$PLUGIN" -s TCost \
+  >"$W/cmp.log" 2>&1; then
+  "$PY" - "$W/cmp/c.json" <<'EOF' && ok || bad "TCOST_COMPARE: wrong comparison $(cat "$W/cmp/c.json")"
+import json, sys
+m = {r["method"]: r for r in json.load(open(sys.argv[1]))["programs"][0]["methods"]}
+assert list(m) == ["default", "adams2019-greedy", "tcost"], list(m)
+assert all(r["ok"] and r["runtime_ms"] > 0 for r in m.values()), m
+assert m["tcost"]["measurements"] <= 3, m["tcost"]
+EOF
+  grep -q "best on record" "$W/cmp.log" && ok || { bad "TCOST_COMPARE: searched twice"; cat "$W/cmp.log"; }
+else
+  bad "TCOST_COMPARE: the generator failed"
+  cat "$W/cmp.log"
+fi
+if TCOST_COMPARE=bogus TCOST_COMPARE_OUT="$W/cmp/d.json" "$GEN" -g brighten_params -o "$W/cmp" \
+  -e static_library,h target="$TARGET" auto_schedule=true "$MP" -p "$PLUGIN" -s TCost \
+  >"$W/cmp2.log" 2>&1; then
+  bad "TCOST_COMPARE=bogus: accepted"
+else
+  grep -q "unknown method 'bogus'" "$W/cmp2.log" && ok || { bad "TCOST_COMPARE=bogus: unclear"; cat "$W/cmp2.log"; }
+fi
+
 echo "plugin: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
