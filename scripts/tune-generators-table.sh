@@ -26,30 +26,6 @@ for g in "${GENS[@]}"; do
     >"$d/gen.log" 2>&1 || { echo "$g: generator failed (see $d/gen.log)"; continue; }
   echo "$g done"
 done
-python3 - "${GENS[@]}" <<'PY'
-import json, math, os, sys
-rows = []
-for g in sys.argv[1:]:
-    path = f"out/bench/gen-{g}.json"
-    if not os.path.exists(path):
-        continue
-    j = json.load(open(path))
-    rows.append((g, {m["method"]: m for m in j["programs"][0]["methods"]}))
-methods = list(rows[0][1])
-print("| generator | " + " | ".join(methods) + " |")
-print("|---|" + "---|" * len(methods))
-for g, m in rows:
-    cells = [f"{m[k]['runtime_ms']:.3f} ms ({m[k]['search_s']:.1f} s)" if m[k]["ok"] else "failed"
-             for k in methods]
-    print(f"| {g} | " + " | ".join(cells) + " |")
-def geo(k, base):
-    v = [math.log(m[base]["runtime_ms"] / m[k]["runtime_ms"]) for _, m in rows
-         if m[k]["ok"] and m[base]["ok"]]
-    return math.exp(sum(v) / len(v)) if v else float("nan")
-print("| speed-up over default (geomean) | " + " | ".join(f"{geo(k, 'default'):.2f}x" for k in methods) + " |")
-print("| runtime / tcost's (geomean) | " + " | ".join(f"{1 / geo(k, 'tcost'):.2f}" for k in methods) + " |")
-for g, m in rows:
-    for k in methods:
-        if not m[k]["ok"]:
-            print(f"{g} {k}: {m[k]['error']}")
-PY
+pairs=()
+for g in "${GENS[@]}"; do pairs+=("$g=out/bench/gen-$g.json"); done
+/usr/bin/python3 scripts/tune-table.py generator "${pairs[@]}"

@@ -17,21 +17,6 @@ for p in "${PROGRAMS[@]}"; do
     --log "out/bench/tune-$p.jsonl" --autoschedule-timeout 900 --json >"out/bench/tune-$p.json"
   echo "$p done"
 done
-python3 - "${PROGRAMS[@]}" <<'PY'
-import json, math, sys
-rows = []
-for p in sys.argv[1:]:
-    j = json.load(open(f"out/bench/tune-{p}.json"))
-    rows.append((p, {m["method"]: m for m in j["programs"][0]["methods"]}))
-methods = list(rows[0][1])
-print("| program | " + " | ".join(methods) + " |")
-print("|---|" + "---|" * len(methods))
-for p, m in rows:
-    cells = [f"{m[k]['runtime_ms']:.3f} ms ({m[k]['search_s']:.1f} s)" if m[k]["ok"] else "failed" for k in methods]
-    print(f"| {p} | " + " | ".join(cells) + " |")
-def geo(k, ref):
-    v = [math.log(m[ref]["runtime_ms"] / m[k]["runtime_ms"]) for _, m in rows if m[k]["ok"] and m[ref]["ok"]]
-    return math.exp(sum(v) / len(v)) if v else float("nan")
-print("| speed-up over default (geomean) | " + " | ".join(f"{geo(k, 'default'):.2f}x" for k in methods) + " |")
-print("| runtime / tcost's (geomean) | " + " | ".join(f"{1 / geo(k, 'tcost'):.2f}" for k in methods) + " |")
-PY
+pairs=()
+for p in "${PROGRAMS[@]}"; do pairs+=("$p=out/bench/tune-$p.json"); done
+/usr/bin/python3 scripts/tune-table.py program "${pairs[@]}"

@@ -41,7 +41,6 @@ double best_seconds(int repeats, F&& f) {
 
 void run_bench(const BenchOptions& o) {
   if (o.models_only) {
-    if (!o.models) throw UsageError("--models-only and --no-models exclude each other");
     train::bench_models(o.model);
     return;
   }
@@ -105,7 +104,7 @@ void register_bench(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
   cmd->add_option("--seed", o->seed, "Random seed")->capture_default_str();
-  cmd->add_flag("!--no-models", o->models, "Skip the model benchmarks");
+  auto* no_models = cmd->add_flag("!--no-models", o->models, "Skip the model benchmarks");
   cmd->add_option("--nodes", o->model.pruned_nodes,
                   "Nodes of the model benchmark graph (after pruning)")
       ->capture_default_str()
@@ -120,7 +119,7 @@ void register_bench(CLI::App& app) {
   cmd->add_option("--export", o->model.export_dir,
                   "Write each model's graph, weights, scores and timings here "
                   "(for scripts/bench-python.py)");
-  cmd->add_flag("--models-only", o->models_only, "Only the model benchmarks");
+  cmd->add_flag("--models-only", o->models_only, "Only the model benchmarks")->excludes(no_models);
   cmd->callback([o] {
     o->model.repeats = o->repeats;
     run_bench(*o);

@@ -2,7 +2,6 @@
 // random search side by side (tune/compare.h).
 #include <cmath>
 #include <map>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -28,16 +27,6 @@ struct TuneCliOptions {
   bool json = false;
   tune::CompareOptions compare_options;
 };
-
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
-}
 
 void print_table(const std::vector<std::string>& programs,
                  const std::vector<std::vector<tune::MethodResult>>& rows) {
@@ -88,7 +77,7 @@ void print_table(const std::vector<std::string>& programs,
 
 void run_tune(TuneCliOptions& o) {
   auto& co = o.compare_options;
-  co.methods = split_list(o.compare);
+  co.methods = tune::parse_methods(o.compare, "--compare");
   if (std::find(co.methods.begin(), co.methods.end(), "tcost") == co.methods.end())
     co.methods.push_back("tcost");
   std::unique_ptr<train::CostModel> model = train::load_cost_model(o.model);

@@ -99,22 +99,6 @@ struct TemporaryLog {
   }
 };
 
-std::vector<std::string> split_methods(const std::string& list) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= list.size()) {
-    const size_t end = std::min(list.find(',', start), list.size());
-    if (end > start) out.push_back(list.substr(start, end - start));
-    start = end + 1;
-  }
-  const auto& known = tune::method_names();
-  for (const auto& m : out) {
-    if (std::find(known.begin(), known.end(), m) == known.end())
-      throw UsageError(fmt::format("TCOST_COMPARE: unknown method '{}'", m));
-  }
-  return out;
-}
-
 // TCOST_COMPARE: the methods side by side on this pipeline, written to TCOST_COMPARE_OUT. The
 // tcost method's records go to `log` (TCOST_LOG), so that the search after it finds its best
 // schedule on record instead of searching again.
@@ -125,7 +109,7 @@ void compare_on_pipeline(const halide::Program& program, const tune::TuneOptions
   const std::string out_path = env("TCOST_COMPARE_OUT", "");
   if (out_path.empty()) throw UsageError("TCOST_COMPARE needs TCOST_COMPARE_OUT (a JSON file)");
   tune::CompareOptions co;
-  co.methods = split_methods(methods);
+  co.methods = tune::parse_methods(methods, "TCOST_COMPARE");
   co.tune = tune_options;
   co.plugin_dir = TCOST_HALIDE_PLUGIN_DIR;
   co.llc_bytes = params.last_level_cache_size;

@@ -34,6 +34,18 @@ double best_seconds(int repeats, F&& f) {
   return best;
 }
 
+// Best times of `a` and `b` over `repeats` runs each, alternating, so that both see the same
+// neighbours on a shared machine.
+template <typename A, typename B>
+std::pair<double, double> best_alternating(int repeats, A&& a, B&& b) {
+  double best_a = 1e30, best_b = 1e30;
+  for (int r = 0; r < repeats; ++r) {
+    best_a = std::min(best_a, best_seconds(1, a));
+    best_b = std::min(best_b, best_seconds(1, b));
+  }
+  return {best_a, best_b};
+}
+
 // The output is allocated once: a fresh 16 MB result per call adds page faults that vary from
 // run to run and made this reference swing by 2-3x.
 double matmul_gflops(int64_t m, int64_t k, int64_t n, int repeats) {
@@ -116,10 +128,9 @@ void bench_models(const BenchModelOptions& o) {
     auto m = model::make_model(mo, {g.collection, g.node_feat_width, g.config_feat_width}, norm);
     const auto p = model::prepare_graph(g, norm, m->prune_hops());
     const int64_t hidden = mo.resolved().hidden;
-    // Inference: every configuration, in chunks, as evaluation runs them.
+    // Inference: every configuration, in chunks, as evaluation runs them (attention mixes the
+    // configurations of a chunk), by score and by the reference formulation under NoGradGuard.
     const int64_t chunk = configs_per_pass(o.chunk, p.input.num_nodes, hidden, kInferenceBudget);
-    // Scored in chunks, as evaluation runs them (attention mixes the configurations of a chunk),
-    // by score and by the reference formulation under NoGradGuard.
     m->eval();
     auto run = [&](bool inference) {
       torch::NoGradGuard no_grad;
@@ -130,18 +141,14 @@ void bench_models(const BenchModelOptions& o) {
       }
       return parts;
     };
-    const auto scores = torch::cat(run(true)), forward_scores = torch::cat(run(false));
-    const double max_rel_diff = (scores - forward_scores).abs().max().item<double>() /
-                                std::max(1e-12, forward_scores.abs().max().item<double>());
-    // Alternating, so that both see the same neighbours on a shared machine; best of each.
-    double seconds = 1e30, forward_seconds = 1e30;
-    for (int r = 0; r < o.repeats; ++r) {
-      seconds = std::min(seconds, best_seconds(1, [&] { run(true); }));
-      forward_seconds = std::min(forward_seconds, best_seconds(1, [&] { run(false); }));
-    }
+    const auto scores = torch::cat(run(true)), reference_scores = torch::cat(run(false));
+    const double max_rel_diff = (scores - reference_scores).abs().max().item<double>() /
+                                std::max(1e-12, reference_scores.abs().max().item<double>());
+    const auto [seconds, reference_seconds] = best_alternating(
+        o.repeats, [&] { run(true); }, [&] { run(false); });
     const double flops = 2.0 * m->flops_per_config(p.input) * static_cast<double>(p.num_configs());
     const double gflops = flops / seconds / 1e9;
-    if (!o.export_dir.empty()) export_model(o.export_dir, name, *m, p, forward_scores);
+    if (!o.export_dir.empty()) export_model(o.export_dir, name, *m, p, reference_scores);
     const double layer_peak = matmul_gflops(chunk * p.input.num_nodes, hidden, hidden, o.repeats);
     // Training: one step of 32 configurations, alternating with a step of the reference.
     m->train();
@@ -157,11 +164,8 @@ void bench_models(const BenchModelOptions& o) {
     };
     step(false);
     step(true);
-    double step_s = 1e30, reference_step_s = 1e30;
-    for (int r = 0; r < o.repeats; ++r) {
-      step_s = std::min(step_s, best_seconds(1, [&] { step(false); }));
-      reference_step_s = std::min(reference_step_s, best_seconds(1, [&] { step(true); }));
-    }
+    const auto [step_s, reference_step_s] = best_alternating(
+        o.repeats, [&] { step(false); }, [&] { step(true); });
     fmt::print(
         "{:<13} nodes {:>4}  inference {:>9.0f} configs/s  {:6.1f} GFLOP/s = {:4.0f}% of matmul "
         "({:.0f}% of a {}x{}x{} matmul at {:.1f})  train step (K=32) {:.1f} ms\n"
@@ -170,7 +174,7 @@ void bench_models(const BenchModelOptions& o) {
         name, p.input.num_nodes, static_cast<double>(p.num_configs()) / seconds, gflops,
         100.0 * gflops / peak, 100.0 * gflops / layer_peak, chunk * p.input.num_nodes, hidden,
         hidden, layer_peak, step_s * 1e3, "",
-        static_cast<double>(p.num_configs()) / forward_seconds, forward_seconds / seconds,
+        static_cast<double>(p.num_configs()) / reference_seconds, reference_seconds / seconds,
         max_rel_diff, reference_step_s * 1e3, reference_step_s / step_s);
     if (!o.export_dir.empty()) {
       const nlohmann::json facts = {{"model", name},
@@ -188,7 +192,7 @@ void bench_models(const BenchModelOptions& o) {
                                     {"matmul_gflops", peak},
                                     {"openblas_core", openblas_core()},
                                     {"inference_s", seconds},
-                                    {"reference_inference_s", forward_seconds},
+                                    {"reference_inference_s", reference_seconds},
                                     {"reference_train_step_s", reference_step_s},
                                     {"inference_max_rel_diff", max_rel_diff},
                                     {"train_step_s", step_s}};

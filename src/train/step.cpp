@@ -71,8 +71,7 @@ double optimizer_step(model::Network& m, torch::optim::Optimizer& opt,
 
 std::vector<double> predict_prepared(model::Network& m, const model::PreparedGraph& g,
                                      int64_t chunk, int64_t hidden) {
-  torch::NoGradGuard no_grad;
-  m.eval();
+  m.eval();  // score runs under inference mode
   const int64_t c = g.num_configs();
   const int64_t step = configs_per_pass(chunk, g.input.num_nodes, hidden, kInferenceBudget);
   std::vector<double> out(static_cast<size_t>(c));
@@ -87,8 +86,7 @@ std::vector<double> predict_prepared(model::Network& m, const model::PreparedGra
 
 std::vector<double> predict_ast(model::Network& m, const AstSet& set, const model::Normalizer& norm,
                                 int64_t chunk) {
-  torch::NoGradGuard no_grad;
-  m.eval();
+  m.eval();  // score runs under inference mode
   std::vector<double> out;
   for (int64_t s = 0; s < set.num_configs; s += chunk) {
     std::vector<int64_t> idx;

@@ -70,6 +70,29 @@ const std::vector<std::string>& method_names() {
   return kNames;
 }
 
+namespace {
+
+void check_method_names(const std::vector<std::string>& methods, const std::string& what) {
+  for (const auto& m : methods) {
+    if (std::find(method_names().begin(), method_names().end(), m) == method_names().end())
+      throw UsageError(fmt::format("{}: unknown method '{}'", what, m));
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> parse_methods(const std::string& list, const std::string& what) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= list.size()) {
+    const size_t end = std::min(list.find(',', start), list.size());
+    if (end > start) out.push_back(list.substr(start, end - start));
+    start = end + 1;
+  }
+  check_method_names(out, what);
+  return out;
+}
+
 nlohmann::json to_json(const MethodResult& r) {
   return {{"method", r.method},     {"ok", r.ok},
           {"error", r.error},       {"runtime_ms", r.ok ? nlohmann::json(r.runtime_ms) : nullptr},
@@ -78,10 +101,7 @@ nlohmann::json to_json(const MethodResult& r) {
 
 std::vector<MethodResult> compare_methods(const halide::Program& p, train::CostModel* model,
                                           const CompareOptions& o) {
-  for (const auto& m : o.methods) {
-    if (std::find(method_names().begin(), method_names().end(), m) == method_names().end())
-      throw UsageError(fmt::format("--compare: unknown method '{}'", m));
-  }
+  check_method_names(o.methods, "--compare");
   std::vector<MethodResult> out;
   halide::Outputs reference;
   bool have_reference = false;

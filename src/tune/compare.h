@@ -22,6 +22,9 @@ namespace tcost::tune {
 
 // Every method name --compare accepts, in the table's order (tcost last).
 const std::vector<std::string>& method_names();
+// The methods of a comma-separated list ("default,adams2019"); UsageError naming an unknown
+// one, prefixed with `what` (the flag or variable the list came from).
+std::vector<std::string> parse_methods(const std::string& list, const std::string& what);
 
 struct MethodResult {
   std::string method;
