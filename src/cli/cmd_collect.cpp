@@ -25,6 +25,10 @@ void register_collect(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(1, 100000));
   cmd->add_option("--seed", o->seed, "Random seed")->capture_default_str();
+  cmd->add_option("--sketches", o->sketches,
+                  "Structured schedules (the tuner's sketches) per instance besides the samples")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 100000));
   cmd->add_option("--time-budget", o->time_budget_min, "Stop starting measurements after MINUTES")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1e6));

@@ -10,6 +10,7 @@
 #include <map>
 #include <numeric>
 #include <random>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -167,7 +168,8 @@ MergeSummary merge_collections(const std::vector<std::string>& dirs, const std::
     nlohmann::json id = {{"cpu", m.value("machine", nlohmann::json::object()).value("cpu", "")},
                          {"halide", m.value("halide", nlohmann::json::object())},
                          {"protocol", m.value("protocol", nlohmann::json::object())}};
-    for (const char* k : {"seed", "schedules_tried_per_program", "shard"}) id["protocol"].erase(k);
+    for (const char* k : {"seed", "sketches_per_program", "schedules_tried_per_program", "shard"})
+      id["protocol"].erase(k);
     return id;
   };
   std::vector<nlohmann::json> manifests;
@@ -245,7 +247,8 @@ CollectSummary collect(const CollectOptions& o) {
   if (o.shard_count > 1 && o.measure) {
     std::vector<double> costs;
     for (const auto& p : programs)
-      costs.push_back(expected_cost(p.info(), o.configs_per_graph + 1, o.max_run_seconds));
+      costs.push_back(
+          expected_cost(p.info(), o.configs_per_graph + o.sketches + 1, o.max_run_seconds));
     std::vector<Program> mine;
     for (size_t i : shard_programs(costs, o.shard_index, o.shard_count))
       mine.push_back(programs[i]);
@@ -257,6 +260,11 @@ CollectSummary collect(const CollectOptions& o) {
   int64_t total = 0;
   for (const auto& p : programs) {
     planned.push_back(sample_schedules(p.info(), o.configs_per_graph, o.seed));
+    std::set<std::string> keys;
+    for (const auto& s : planned.back()) keys.insert(schedule_key(s));
+    for (auto& s : sketch_schedules(p.info(), o.sketches, o.seed)) {
+      if (keys.insert(schedule_key(s)).second) planned.back().push_back(std::move(s));
+    }
     total += static_cast<int64_t>(planned.back().size());
   }
   MeasureOptions mo;

@@ -22,6 +22,9 @@ struct CollectOptions {
   std::string pipelines = "*";  // glob over instance or family names, e.g. "matmul*"
   int configs_per_graph = 100;  // sampled schedules per instance (plus the default)
   uint64_t seed = 0;
+  // Sketches (sketch_schedules) per instance besides the samples: the structures the tuner
+  // explores, so that the model learns to rank them.
+  int sketches = 0;
   double time_budget_min = 0;    // stop starting measurements after this (0 = none)
   int threads = 2;               // Halide threads in timed runs
   double timeout_s = 10;         // per schedule: compile + runs (+ waiting for the timing lock)

@@ -141,6 +141,7 @@ void write_manifest(const CollectOptions& o, const MeasureOptions& mo, const Res
         {"timeout_seconds", o.timeout_s},
         {"statistic", "best run (ns)"},
         {"seed", o.seed},
+        {"sketches_per_program", o.sketches},
         {"schedules_tried_per_program", {{"min", tried_min}, {"max", tried_max}}}}},
       {"counts", counts},
   };

@@ -397,6 +397,102 @@ std::optional<Schedule> tweak_schedule(const ProgramInfo& p, const Schedule& par
   return std::nullopt;
 }
 
+std::vector<Schedule> sketch_schedules(const ProgramInfo& p, int count, uint64_t seed) {
+  const std::vector<int> stages = p.stages();
+  std::vector<Schedule> out;
+  std::set<std::string> seen = {schedule_key(default_schedule(p))};
+  std::mt19937_64 rng(seed ^ 0x5CE7C4u ^ std::hash<std::string>{}(p.instance));
+  const auto one = [&](const std::vector<int>& options) {
+    return options.empty() ? 0 : options[rng() % options.size()];
+  };
+  for (int tries = 0; static_cast<int>(out.size()) < count && tries < 40 * (count + 1); ++tries) {
+    Schedule s(stages.size());
+    Placement pl(p.nodes.size());
+    for (size_t k = stages.size(); k-- > 0;) {
+      const int v = stages[k];
+      const NodeInfo& n = p.nodes[v];
+      StageSchedule& st = s[k];
+      const bool reduction = n.has_update && n.update_over_pure;
+      if (!n.is_output) {
+        // Pointwise stages are inlined; stencils inlined or computed per consumer tile;
+        // reductions per consumer tile (their accumulators in registers) or at root.
+        if (!n.has_update) {
+          st.compute = n.window == 0 ? one({kInline, kInline, kInline, kRoot})
+                                     : one({kInline, kAtTile, kAtTile, kRoot});
+        } else {
+          st.compute = reduction ? one({kAtTile, kAtTile, kRoot}) : kRoot;
+        }
+        const auto at = at_candidates(p, pl, v);
+        if (st.compute == kAtTile && at.empty()) st.compute = n.has_update ? kRoot : kInline;
+        if (st.compute == kAtTile) {
+          const auto& [c, need_outer] = at[rng() % at.size()];
+          const StageSchedule& cs = s[static_cast<size_t>(stage_index(stages, c))];
+          st.at = c == p.output() ? -1 : stage_index(stages, c);
+          const bool has_outer = cs.tile_x > 0 && cs.outer_x > 0;
+          st.at_outer = std::max(need_outer, has_outer ? one({0, 1}) : 0);
+          if (st.at_outer > 0 && !has_outer) st = StageSchedule{};
+        }
+      }
+      pl.compute[v] = st.compute;
+      if (st.compute == kAtTile) {
+        pl.at_node[v] = at_node_of(p, stages, st);
+        pl.at_outer[v] = st.at_outer;
+      }
+      if (st.compute == kInline) continue;
+      const int64_t ex = extent(n, 0), ey = extent(n, 1), ec = extent(n, 2);
+      const auto vs = at_most(kVectors, ex);
+      st.vector = vs.empty() ? 1 : vs.back();
+      if (st.compute == kAtTile) {
+        // A consumer's tile: vectorised along x, the next loops unrolled, the reduction outside
+        // every pure loop.
+        const auto loops = pure_loops(n, st);
+        if (loops.size() > 1) st.unroll = one(at_most({2, 4}, loops[1].extent));
+        if (loops.size() > 2 && st.unroll > 1)
+          st.unroll2 = one(at_most({1, 2, 4}, loops[2].extent));
+        st.unroll = std::max(st.unroll, 1);
+        st.unroll2 = std::max(st.unroll2, 1);
+        if (reduction) st.reduce_outer = 2;
+      } else {
+        // A register tile: one or two vectors across x, a few rows and channels, the
+        // reduction just outside it; the outer loops parallel.
+        st.tile_x = one(at_most({st.vector, 2 * st.vector, 4 * st.vector}, ex));
+        if (n.dims.size() > 1 && st.tile_x > 0) st.tile_y = one(at_most({0, 2, 4, 8}, ey));
+        if (n.dims.size() > 2) st.tile_c = one(at_most({0, 4, 8, 16}, ec / 2));
+        if (st.tile_x > 0 && st.tile_y > 0 && rng() % 2 == 0) {
+          // Two levels: a block of register tiles, which consumers' producers may share.
+          st.outer_x = one(at_most(kOuterTiles, ceil_div(ex, st.tile_x)));
+          st.outer_y = one(at_most(kOuterTiles, ceil_div(ey, st.tile_y)));
+          if (st.outer_x == 0 || st.outer_y == 0) st.outer_x = st.outer_y = 0;
+        }
+        const auto loops = pure_loops(n, st);
+        if (loops.size() > 1) st.unroll = one(at_most({1, 2, 4}, loops[1].extent));
+        if (loops.size() > 2 && st.unroll > 1)
+          st.unroll2 = one(at_most({1, 2, 4}, loops[2].extent));
+        st.unroll = std::max(st.unroll, 1);
+        st.unroll2 = std::max(st.unroll2, 1);
+        if (reduction) st.reduce_outer = 1;
+        st.parallel = n.dims.size() > 1 ? one({1, 2}) : 1;
+        if (pure_loops(n, st).size() >= 4) st.order = one({0, 1});
+        if (st.parallel == 2 && !may_fuse_parallel(n, st)) st.parallel = 1;
+      }
+      if (n.is_output && !output_splits_fit(n, st)) {
+        st.unroll2 = 1;
+        if (!output_splits_fit(n, st)) st.outer_x = st.outer_y = 0;
+        if (!output_splits_fit(n, st)) st.unroll = 1;
+        if (!output_splits_fit(n, st)) st.vector = 1;
+        if (st.parallel == 2 && !may_fuse_parallel(n, st)) st.parallel = 1;
+      }
+    }
+    try {
+      check_schedule(p, s);
+    } catch (const InputError&) {
+      continue;
+    }
+    if (seen.insert(schedule_key(s)).second) out.push_back(std::move(s));
+  }
+  return out;
+}
+
 void check_schedule(const ProgramInfo& p, const Schedule& s) {
   const std::vector<int> stages = p.stages();
   if (s.size() != stages.size()) {

@@ -72,6 +72,13 @@ Schedule default_schedule(const ProgramInfo& p);
 // sample draws a bias p in [0, 1] and takes the usually fast choice of each decision with
 // probability p, so the data covers fast and slow regions.
 std::vector<Schedule> sample_schedules(const ProgramInfo& p, int count, uint64_t seed);
+// Up to `count` distinct structured schedules (sketches, as Ansor calls them): the rules of
+// hand-written CPU schedules applied stage by stage. Pointwise stages inlined; stencils inlined
+// or computed in a consumer's tile; reductions computed in a consumer's tile with the reduction
+// outside the pure loops (accumulators in registers), or at root register-tiled; stages at root
+// tiled as one to four vectors across x by a few rows and channels, the rows unrolled, the outer
+// loops parallel. The rules fix the structure; the seed draws the factors. All valid.
+std::vector<Schedule> sketch_schedules(const ProgramInfo& p, int count, uint64_t seed);
 // Throws InputError when a schedule does not fit the program (wrong stage count, a value out
 // of range, an invalid compute location). Schedules read back from a log are checked with it.
 void check_schedule(const ProgramInfo& p, const Schedule& s);

@@ -23,6 +23,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using halide::Schedule;
 
+// Rounds whose exploration measures the model's favourite sketches instead of random picks.
+constexpr int kSketchRounds = 3;
+
 // What is known about one schedule of the program.
 struct Known {
   Schedule schedule;
@@ -163,6 +166,16 @@ class Search {
       pool.push_back(s);
     };
     for (size_t i = 1; i < samples.size(); ++i) add(samples[i]);  // [0] is the default
+    // Sketches: the structure of hand-written schedules with drawn factors.
+    std::set<size_t> sketched;
+    if (model_ != nullptr) {
+      for (const Schedule& s : halide::sketch_schedules(
+               p_.info(), o_.candidates / 4, o_.seed * 7919 + static_cast<uint64_t>(round))) {
+        const size_t before = pool.size();
+        add(s);
+        if (pool.size() > before) sketched.insert(before);
+      }
+    }
     if (model_ == nullptr) {  // random search: the sampler's schedules in its order
       if (pool.size() > static_cast<size_t>(want)) pool.resize(static_cast<size_t>(want));
       return pool;
@@ -192,12 +205,21 @@ class Search {
     std::iota(order.begin(), order.end(), 0);
     std::stable_sort(order.begin(), order.end(),
                      [&](size_t a, size_t b) { return cost[a] < cost[b]; });
-    const int explore = std::min(want - 1, static_cast<int>(o_.explore * want + 0.5));
+    // Sketch rounds explore twice as much.
+    const double share = std::min(0.5, (round < kSketchRounds ? 2 : 1) * o_.explore);
+    const int explore = std::min(want - 1, static_cast<int>(share * want + 0.5));
     std::vector<Schedule> out;
     for (size_t i = 0; i < order.size() && static_cast<int>(out.size()) < want - explore; ++i)
       out.push_back(pool[order[i]]);
     std::vector<size_t> rest(order.begin() + static_cast<long>(out.size()), order.end());
-    std::shuffle(rest.begin(), rest.end(), rng_);
+    // Exploration: in the first rounds, the model's favourite sketches (structures it may have
+    // seen little of); then schedules at random.
+    if (round < kSketchRounds) {
+      std::stable_partition(rest.begin(), rest.end(),
+                            [&](size_t i) { return sketched.count(i) > 0; });
+    } else {
+      std::shuffle(rest.begin(), rest.end(), rng_);
+    }
     for (size_t i = 0; i < rest.size() && static_cast<int>(out.size()) < want; ++i)
       out.push_back(pool[rest[i]]);
     return out;

@@ -207,6 +207,66 @@ TEST(Zoo, TweaksChangeOneStageAndStayValid) {
   }
 }
 
+// Sketches: valid (Halide lowers them), distinct, the same for the same seed, never the
+// default; and they carry the structure they are for: on a convolution chain, reductions
+// computed inside a consumer's tile with their accumulators in registers (the reduction
+// outside every pure loop), and register-tiled root stages with parallel outer loops.
+TEST(Zoo, SketchesAreValidStructuredAndSeeded) {
+  std::set<std::string> done;
+  for (const auto& in : zoo_instances()) {
+    if (!done.insert(in.family).second) continue;
+    const Program prog = zoo_program(in.name);
+    const ProgramInfo& p = prog.info();
+    const auto ss = sketch_schedules(p, 8, 1);
+    ASSERT_GE(ss.size(), 2u) << in.name;
+    std::set<std::string> keys = {schedule_key(default_schedule(p))};
+    for (size_t i = 0; i < ss.size(); ++i) {
+      EXPECT_TRUE(keys.insert(schedule_key(ss[i])).second) << in.name;
+      EXPECT_NO_THROW(check_schedule(p, ss[i])) << in.name;
+      if (i < 2) {
+        EXPECT_GT(lower_ast(prog, ss[i]).kinds.size(), 3u) << in.name;
+      }
+    }
+    const auto again = sketch_schedules(p, 8, 1);
+    ASSERT_EQ(again.size(), ss.size());
+    for (size_t i = 0; i < ss.size(); ++i) EXPECT_EQ(schedule_key(again[i]), schedule_key(ss[i]));
+    const auto other = sketch_schedules(p, 8, 2);
+    bool differs = other.size() != ss.size();
+    for (size_t i = 0; !differs && i < ss.size(); ++i)
+      differs = schedule_key(other[i]) != schedule_key(ss[i]);
+    EXPECT_TRUE(differs) << in.name;
+  }
+  const Program prog = zoo_program("resnet_bottleneck_14x256x64");
+  const ProgramInfo& p = prog.info();
+  const std::vector<int> stages = p.stages();
+  int at_tile_reductions = 0, register_tiles = 0;
+  for (const auto& s : sketch_schedules(p, 40, 3)) {
+    for (size_t k = 0; k < s.size(); ++k) {
+      const NodeInfo& n = p.nodes[stages[k]];
+      // The widest vector that fits the rows (16 lanes; 8 on rows of 8 to 15).
+      const int lanes = n.dims[0] >= 16 ? 16 : 8;
+      if (n.has_update && s[k].compute == kAtTile) {
+        EXPECT_EQ(s[k].reduce_outer, 2);
+        EXPECT_EQ(s[k].vector, lanes);
+        ++at_tile_reductions;
+      }
+      if (s[k].compute == kRoot && s[k].tile_x > 0) {
+        EXPECT_EQ(s[k].tile_x % lanes, 0);
+        EXPECT_GT(s[k].parallel, 0);
+        if (n.has_update) {
+          EXPECT_EQ(s[k].reduce_outer, 1);
+        }
+        ++register_tiles;
+      }
+      if (!n.has_update && n.window == 0 && !n.is_output) {
+        EXPECT_NE(s[k].compute, kAtTile);
+      }
+    }
+  }
+  EXPECT_GT(at_tile_reductions, 10);
+  EXPECT_GT(register_tiles, 40);
+}
+
 TEST(Zoo, InvalidSchedulesAreRejectedWithAClearError) {
   const Program prog = zoo_program("softmax_512x512");
   const ProgramInfo& p = prog.info();

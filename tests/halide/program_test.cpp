@@ -182,6 +182,9 @@ TEST(Program, AnyPipelineBecomesAProgram) {
   for (const auto& s : sample_schedules(p, 8, 11)) {
     EXPECT_EQ(run_output(prog, s, 2), reference) << schedule_key(s);
   }
+  for (const auto& s : sketch_schedules(p, 4, 11)) {
+    EXPECT_EQ(run_output(prog, s, 2), reference) << schedule_key(s);
+  }
 }
 
 TEST(Program, AMissingEstimateIsAnErrorThatNamesIt) {
@@ -212,8 +215,8 @@ TEST(Program, AMissingEstimateIsAnErrorThatNamesIt) {
   }
 }
 
-// Sampled schedules of zoo programs compute the default schedule's output (floats within
-// kFloatTolerance of the output's largest magnitude: reassociated reductions round
+// Sampled schedules and sketches of zoo programs compute the default schedule's output (floats
+// within kFloatTolerance of the output's largest magnitude: reassociated reductions round
 // differently), each checked in a measuring child process as tuning checks them. Halide 14
 // crashes on a few schedules of the image pipelines (an aligned vector move from a misaligned
 // address, docs/collect.md): those are recorded failures, never wrong answers.
@@ -228,7 +231,8 @@ TEST(Program, SampledZooSchedulesComputeTheDefaultsOutput) {
     SCOPED_TRACE(name);
     const Program prog = zoo_program(name);
     const Outputs reference = default_outputs(prog, 2, 120);
-    const auto samples = sample_schedules(prog.info(), 4, 5);
+    auto samples = sample_schedules(prog.info(), 4, 5);
+    for (auto& s : sketch_schedules(prog.info(), 2, 5)) samples.push_back(std::move(s));
     for (size_t i = 1; i < samples.size(); ++i) {
       const MeasureResult r =
           measure_isolated(std::function<Workload()>(
