@@ -897,14 +897,35 @@ void apply_rfactor(Func f, int u, const StageSchedule& st, int tag, Source* src,
   }
 }
 
+// Whether definition `d` reads the stage or input `name`, directly or through stages the
+// schedule inlines into it.
+bool reads(const Program::Impl& p, const Schedule& s, const std::vector<int>& stages,
+           const Internal::Definition& d, const std::string& name) {
+  std::set<std::string> loads;
+  for (const Expr& e : definition_exprs(d)) {
+    const auto l = loads_in(e);
+    loads.insert(l.begin(), l.end());
+  }
+  if (loads.count(name)) return true;
+  for (size_t k = 0; k < stages.size(); ++k) {
+    const Function& w = p.functions[stages[k]];
+    if (s[k].compute == kInline && loads.count(w.name()) &&
+        reads(p, s, stages, w.definition(), name))
+      return true;
+  }
+  return false;
+}
+
 void apply(const Program& program, const Schedule& s, Source* src) {
   Program::Impl& p = program.impl();
   check_schedule(p.info, s);
   p.reset_schedules();
   const std::vector<int> stages = p.info.stages();
-  // Consumers first: the loops where their producers go are theirs.
-  std::map<int, DefinitionLoops> tile_loops;  // by node
-  std::set<int> at_targets;                   // nodes other stages are computed inside
+  // Consumers first: the loops where their producers go are theirs: those of the last
+  // definition, or of the pure one when no update reads the producer (a stage whose pure
+  // definition reads a product and whose update adds another: an LSTM's gates).
+  std::map<int, DefinitionLoops> tile_loops, pure_tile_loops;  // by node
+  std::set<int> at_targets;  // nodes other stages are computed inside
   for (const StageSchedule& st : s) {
     if (st.compute == kAtTile && st.at >= 0) at_targets.insert(stages[static_cast<size_t>(st.at)]);
   }
@@ -930,7 +951,10 @@ void apply(const Program& program, const Schedule& s, Source* src) {
       }
       if (st.compute == kAtTile) {
         const int c = st.at < 0 ? p.info.output() : stages[static_cast<size_t>(st.at)];
-        const DefinitionLoops& l = tile_loops.at(c);
+        bool updates_read = false;
+        for (const auto& u : p.functions[c].updates())
+          updates_read = updates_read || reads(p, s, stages, u, f.name());
+        const DefinitionLoops& l = updates_read ? tile_loops.at(c) : pure_tile_loops.at(c);
         const VarOrRVar& loop = st.at_outer ? l.outer_tile : l.inner_tile;
         f.compute_at(LoopLevel(Func(p.functions[c]), loop));
         emit(fmt::format(".compute_at({}, {})", Source::ident(p.functions[c].name()),
@@ -965,6 +989,7 @@ void apply(const Program& program, const Schedule& s, Source* src) {
     const bool per_tile = st.compute == kAtTile && !first_space;
     DefinitionLoops loops =
         schedule_definition(Stage(f), n, vars, {}, st, tag, per_tile, src, name);
+    pure_tile_loops.emplace(v, loops);
     if (n.update_over_pure) {
       for (int u = 0; u < f.num_update_definitions(); ++u) {
         if (st.rfactor > 0) apply_rfactor(f, u, st, tag + 1000 * (u + 1), src, name);

@@ -389,6 +389,144 @@ void harris(Builder& b, const std::vector<int>& s) {  // width, height
   b.output(pointwise(b, "response", det - 0.04f * trace * trace, {w, h}), {w, h});
 }
 
+// ---- Grown zoo (2026-11-30): integer images, scans, linear algebra, multi-output ---------
+
+// 3x3 box blur of a 12-bit image in uint16 (sums of three fit), separable.
+void box_blur_u16(Builder& b, const std::vector<int>& s) {  // width, height
+  const int w = s[0], h = s[1];
+  Buffer<float> in = b.input("image", {w + 2, h + 2}, 0.0f, 1.0f);
+  Func q = pointwise(b, "quantize", cast<uint16_t>(in(x, y) * 4095.0f), {w + 2, h + 2});
+  Func bx = pointwise(b, "blur_x", q(x, y) + q(x + 1, y) + q(x + 2, y), {w, h + 2});
+  b.output(pointwise(b, "blur_y", (bx(x, y) + bx(x, y + 1) + bx(x, y + 2)) / 9, {w, h}), {w, h});
+}
+
+// Unsharp mask of an 8-bit image: 2 * image - blur, saturated back to uint8.
+void unsharp_u8(Builder& b, const std::vector<int>& s) {  // width, height
+  const int w = s[0], h = s[1];
+  Buffer<float> in = b.input("image", {w + 4, h + 4}, 0.0f, 1.0f);
+  Func g = pointwise(b, "to_u8", cast<uint8_t>(in(x, y) * 255.0f), {w + 4, h + 4});
+  const auto wide = [&](Func f, const Expr& px, const Expr& py) {
+    return cast<uint16_t>(f(px, py));
+  };
+  Func bx = pointwise(b, "blur_x",
+                      wide(g, x, y) + 4 * wide(g, x + 1, y) + 6 * wide(g, x + 2, y) +
+                          4 * wide(g, x + 3, y) + wide(g, x + 4, y),
+                      {w, h + 4});
+  Func by = pointwise(
+      b, "blur_y",
+      (bx(x, y) + 4 * bx(x, y + 1) + 6 * bx(x, y + 2) + 4 * bx(x, y + 3) + bx(x, y + 4)) / 256,
+      {w, h});
+  const Expr sharp = 2 * cast<int16_t>(g(x + 2, y + 2)) - cast<int16_t>(by(x, y));
+  b.output(pointwise(b, "sharpen", cast<uint8_t>(clamp(sharp, 0, 255)), {w, h}), {w, h});
+}
+
+// A first-order recursive (IIR) smoothing filter along rows, then back along them: two scans.
+void iir_rows(Builder& b, const std::vector<int>& s) {  // width, height
+  const int w = s[0], h = s[1];
+  Buffer<float> in = b.input("image", {w, h}, 0.0f, 1.0f);
+  const float a = 0.3f;
+  RDom r(1, w - 1);
+  Func fwd("forward"), bwd("backward");
+  fwd(x, y) = in(x, y);
+  fwd(r, y) = a * in(r, y) + (1 - a) * fwd(r - 1, y);
+  bwd(x, y) = fwd(x, y);
+  bwd(w - 1 - r, y) = a * fwd(w - 1 - r, y) + (1 - a) * bwd(w - r, y);
+  b.output(pointwise(b, "smoothed", 0.5f * (bwd(x, y) + fwd(x, y)), {w, h}), {w, h});
+}
+
+// Box filter through an integral image (summed-area table: a scan along x, then along y).
+void integral_box(Builder& b, const std::vector<int>& s) {  // width, height, radius
+  const int w = s[0], h = s[1], k = s[2];
+  const int iw = w + 2 * k + 1, ih = h + 2 * k + 1;
+  Buffer<float> in = b.input("image", {iw, ih}, 0.0f, 1.0f);
+  RDom rx(1, iw - 1), ry(1, ih - 1);
+  Func sx("sum_x"), sxy("sum_xy");
+  sx(x, y) = in(x, y);
+  sx(rx, y) = sx(rx - 1, y) + in(rx, y);
+  sxy(x, y) = sx(x, y);
+  sxy(x, ry) = sxy(x, ry - 1) + sx(x, ry);
+  const int d = 2 * k + 1;
+  b.output(pointwise(b, "box",
+                     (sxy(x + d, y + d) - sxy(x, y + d) - sxy(x + d, y) + sxy(x, y)) /
+                         static_cast<float>(d * d),
+                     {w, h}),
+           {w, h});
+}
+
+// Matrix-vector products: y = tanh(A x + b), a batch of vectors (a GEMV per column of X).
+void gemv(Builder& b, const std::vector<int>& s) {  // rows, columns, vectors
+  const int m = s[0], n = s[1], nv = s[2];
+  Buffer<float> A = b.input("A", {n, m}), X = b.input("X", {n, nv}), bias = b.input("b", {m});
+  RDom k(0, n);
+  Func f("gemv");
+  f(x, y) = bias(x);
+  f(x, y) += A(k, x) * X(k, y);
+  b.output(pointwise(b, "tanh", tanh(f(x, y)), {m, nv}), {m, nv});
+}
+
+// Per-row statistics, two outputs: the mean and the standard deviation of each row.
+void row_stats(Builder& b, const std::vector<int>& s) {  // columns, rows
+  const int n = s[0], rows = s[1];
+  Buffer<float> in = b.input("values", {n, rows}, 0.0f, 4.0f);
+  RDom r(0, n);
+  Func sum("row_sum"), sq("row_sumsq"), mean("mean"), sd("stddev");
+  sum(y) = 0.0f;
+  sum(y) += in(r, y);
+  sq(y) = 0.0f;
+  sq(y) += in(r, y) * in(r, y);
+  mean(y) = sum(y) / n;
+  sd(y) = sqrt(max(sq(y) / n - mean(y) * mean(y), 0.0f));
+  b.output(mean, {rows});
+  b.output(sd, {rows});
+}
+
+// Arg-max of each row (a Tuple-valued reduction: the value and its index), then a one-hot mask.
+void argmax_rows(Builder& b, const std::vector<int>& s) {  // columns, rows
+  const int n = s[0], rows = s[1];
+  Buffer<float> in = b.input("logits", {n, rows}, -4.0f, 4.0f);
+  RDom r(0, n);
+  Func am("argmax");
+  am(y) = Tuple(Float(32).min(), 0);
+  am(y) = Tuple(select(in(r, y) > am(y)[0], in(r, y), am(y)[0]),
+                select(in(r, y) > am(y)[0], r, am(y)[1]));
+  b.output(pointwise(b, "one_hot", select(am(y)[1] == x, 1.0f, 0.0f), {n, rows}), {n, rows});
+}
+
+// ResNet's downsampling convolution: 3x3, stride 2, then ReLU.
+void conv_stride2(Builder& b, const std::vector<int>& s) {  // output size, c_in, c_out
+  const int n = s[0], cin = s[1], cout = s[2];
+  Buffer<float> in = b.input("image", {2 * n + 1, 2 * n + 1, cin});
+  Buffer<float> wt = b.input("conv_w", {3, 3, cin, cout}), bias = b.input("conv_b", {cout});
+  RDom r(0, 3, 0, 3, 0, cin);
+  Func cv("conv");
+  cv(x, y, c) = bias(c);
+  cv(x, y, c) += wt(r.x, r.y, r.z, c) * in(2 * x + r.x, 2 * y + r.y, r.z);
+  b.output(pointwise(b, "relu", relu(cv(x, y, c)), {n, n, cout}), {n, n, cout});
+}
+
+// One LSTM step for a batch: gates from the input and the hidden state (two products), then
+// the cell and hidden updates; the new hidden state is the output.
+void lstm_cell(Builder& b, const std::vector<int>& s) {  // hidden, inputs, batch
+  const int hd = s[0], in_d = s[1], nb = s[2];
+  Buffer<float> X = b.input("x", {in_d, nb}), H = b.input("h", {hd, nb}),
+                C = b.input("cell", {hd, nb});
+  Buffer<float> W = b.input("W", {4 * hd, in_d}), U = b.input("U", {4 * hd, hd}),
+                bias = b.input("bias", {4 * hd});
+  RDom ri(0, in_d), rh(0, hd);
+  Func gx("gates_x"), gates("gates");
+  gx(x, y) = bias(x);
+  gx(x, y) += W(x, ri) * X(ri, y);
+  gates(x, y) = gx(x, y);
+  gates(x, y) += U(x, rh) * H(rh, y);
+  const auto sigmoid = [](const Expr& e) { return 1.0f / (1.0f + exp(-e)); };
+  Func cell = pointwise(
+      b, "new_cell",
+      sigmoid(gates(x + hd, y)) * C(x, y) + sigmoid(gates(x, y)) * tanh(gates(x + 2 * hd, y)),
+      {hd, nb});
+  b.output(pointwise(b, "new_hidden", sigmoid(gates(x + 3 * hd, y)) * tanh(cell(x, y)), {hd, nb}),
+           {hd, nb});
+}
+
 }  // namespace
 
 const std::vector<Family>& families() {
@@ -427,6 +565,31 @@ const std::vector<Family>& families() {
       {"morph_close", false, Split::kTest, {{1024, 768}, {1536, 1024}, {2048, 1536}}, morph_close},
       {"colour_tone", false, Split::kTrain, {{1024, 768}, {1536, 1024}, {2048, 1536}}, colour_tone},
       {"harris", false, Split::kValid, {{512, 384}, {1024, 768}, {1536, 1024}}, harris},
+      {"box_blur_u16",
+       false,
+       Split::kTrain,
+       {{1024, 768}, {1536, 1024}, {2048, 1536}},
+       box_blur_u16},
+      {"unsharp_u8", false, Split::kValid, {{1024, 768}, {1536, 1024}, {2048, 1536}}, unsharp_u8},
+      {"iir_rows", false, Split::kTrain, {{512, 384}, {1024, 768}, {1536, 1024}}, iir_rows},
+      {"integral_box",
+       false,
+       Split::kTrain,
+       {{512, 384, 2}, {1024, 768, 3}, {1536, 1024, 4}},
+       integral_box},
+      {"gemv", true, Split::kTrain, {{512, 512, 8}, {1024, 512, 16}, {1024, 1024, 4}}, gemv},
+      {"row_stats", false, Split::kValid, {{1024, 256}, {4096, 64}, {512, 1024}}, row_stats},
+      {"argmax_rows", false, Split::kTrain, {{1000, 64}, {512, 256}, {2048, 32}}, argmax_rows},
+      {"conv_stride2",
+       true,
+       Split::kTrain,
+       {{28, 64, 128}, {14, 128, 256}, {7, 256, 512}},
+       conv_stride2},
+      {"lstm_cell",
+       false,
+       Split::kTrain,
+       {{256, 256, 16}, {512, 256, 8}, {128, 128, 64}},
+       lstm_cell},
   };
   return kFamilies;
 }

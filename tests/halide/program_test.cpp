@@ -40,6 +40,8 @@ TEST(Program, DerivedDescriptionAgreesWithTheFormerHandDeclaredOne) {
   int compared = 0;
   for (const auto& in_name : zoo_instances()) {
     SCOPED_TRACE(in_name.name);
+    // The families added after the hand-written metadata was removed never had any.
+    if (!hand.contains(in_name.name)) continue;
     const ProgramInfo p = zoo_program(in_name.name).info();
     const auto& declared = hand.at(in_name.name).at("nodes");
     ASSERT_EQ(p.nodes.size(), declared.size());
@@ -226,8 +228,10 @@ TEST(Program, SampledZooSchedulesComputeTheDefaultsOutput) {
   mo.warmup_runs = 0;
   mo.min_runs = mo.max_runs = 1;
   int ok = 0, total = 0;
-  for (const char* name : {"softmax_512x512", "conv3x3_28x32x32", "histogram_eq_640x480",
-                           "pyramid_1024x768", "harris_512x384", "resnet_basic_14x64"}) {
+  for (const char* name :
+       {"softmax_512x512", "conv3x3_28x32x32", "histogram_eq_640x480", "pyramid_1024x768",
+        "harris_512x384", "resnet_basic_14x64", "unsharp_u8_1024x768", "row_stats_512x1024",
+        "argmax_rows_512x256", "integral_box_512x384x2"}) {
     SCOPED_TRACE(name);
     const Program prog = zoo_program(name);
     const Outputs reference = default_outputs(prog, 2, 120);
