@@ -922,8 +922,8 @@ void apply(const Program& program, const Schedule& s, Source* src) {
   p.reset_schedules();
   const std::vector<int> stages = p.info.stages();
   // Consumers first: the loops where their producers go are theirs: those of the last
-  // definition, or of the pure one when no update reads the producer (a stage whose pure
-  // definition reads a product and whose update adds another: an LSTM's gates).
+  // definition, or of the pure one when that reads the producer (a stage whose pure
+  // definition reads one product and whose update adds another: an LSTM's gates).
   std::map<int, DefinitionLoops> tile_loops, pure_tile_loops;  // by node
   std::set<int> at_targets;  // nodes other stages are computed inside
   for (const StageSchedule& st : s) {
@@ -951,10 +951,8 @@ void apply(const Program& program, const Schedule& s, Source* src) {
       }
       if (st.compute == kAtTile) {
         const int c = st.at < 0 ? p.info.output() : stages[static_cast<size_t>(st.at)];
-        bool updates_read = false;
-        for (const auto& u : p.functions[c].updates())
-          updates_read = updates_read || reads(p, s, stages, u, f.name());
-        const DefinitionLoops& l = updates_read ? tile_loops.at(c) : pure_tile_loops.at(c);
+        const bool pure_reads = reads(p, s, stages, p.functions[c].definition(), f.name());
+        const DefinitionLoops& l = pure_reads ? pure_tile_loops.at(c) : tile_loops.at(c);
         const VarOrRVar& loop = st.at_outer ? l.outer_tile : l.inner_tile;
         f.compute_at(LoopLevel(Func(p.functions[c]), loop));
         emit(fmt::format(".compute_at({}, {})", Source::ident(p.functions[c].name()),

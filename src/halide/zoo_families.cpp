@@ -456,12 +456,13 @@ void integral_box(Builder& b, const std::vector<int>& s) {  // width, height, ra
 // Matrix-vector products: y = tanh(A x + b), a batch of vectors (a GEMV per column of X).
 void gemv(Builder& b, const std::vector<int>& s) {  // rows, columns, vectors
   const int m = s[0], n = s[1], nv = s[2];
-  Buffer<float> A = b.input("A", {n, m}), X = b.input("X", {n, nv}), bias = b.input("b", {m});
+  Buffer<float> A = b.input("matrix", {n, m}), X = b.input("vectors", {n, nv}),
+                bias = b.input("bias", {m});
   RDom k(0, n);
   Func f("gemv");
   f(x, y) = bias(x);
   f(x, y) += A(k, x) * X(k, y);
-  b.output(pointwise(b, "tanh", tanh(f(x, y)), {m, nv}), {m, nv});
+  b.output(pointwise(b, "activation", tanh(f(x, y)), {m, nv}), {m, nv});
 }
 
 // Per-row statistics, two outputs: the mean and the standard deviation of each row.
@@ -577,7 +578,7 @@ const std::vector<Family>& families() {
        Split::kTrain,
        {{512, 384, 2}, {1024, 768, 3}, {1536, 1024, 4}},
        integral_box},
-      {"gemv", true, Split::kTrain, {{512, 512, 8}, {1024, 512, 16}, {1024, 1024, 4}}, gemv},
+      {"gemv", true, Split::kTrain, {{2048, 512, 4}, {1024, 512, 16}, {1024, 1024, 4}}, gemv},
       {"row_stats", false, Split::kValid, {{1024, 256}, {4096, 64}, {512, 1024}}, row_stats},
       {"argmax_rows", false, Split::kTrain, {{1000, 64}, {512, 256}, {2048, 32}}, argmax_rows},
       {"conv_stride2",

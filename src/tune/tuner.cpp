@@ -299,7 +299,9 @@ halide::Schedule pick_by_model(const halide::Program& program, train::CostModel&
     throw InputError(fmt::format("tuning ranks layout graphs; the {} model reads {} data",
                                  model.name(), collection_name(model.collection())));
   }
-  const auto pool = halide::sample_schedules(program.info(), std::max(1, candidates), seed);
+  auto pool = halide::sample_schedules(program.info(), std::max(1, candidates), seed);
+  for (auto& s : halide::sketch_schedules(program.info(), candidates / 4, seed))
+    pool.push_back(std::move(s));
   const std::vector<double> cost = model.score(halide::layout_graph(program.info(), pool, {}));
   const size_t best =
       static_cast<size_t>(std::min_element(cost.begin(), cost.end()) - cost.begin());

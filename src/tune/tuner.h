@@ -56,7 +56,8 @@ struct TuneResult {
 // layout graphs. `model` may be null (random search); it is refit in place.
 TuneResult tune(const halide::Program& program, train::CostModel* model, const TuneOptions& o);
 
-// Without measuring: the model's favourite among `candidates` seeded samples of the space.
+// Without measuring: the model's favourite among `candidates` seeded samples of the space and
+// a quarter as many sketches.
 halide::Schedule pick_by_model(const halide::Program& program, train::CostModel& model,
                                int candidates, uint64_t seed);
 
