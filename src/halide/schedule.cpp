@@ -64,6 +64,8 @@ struct Placement {
   std::vector<int> at_outer;  // per node: at that node's outer tile loop
   std::vector<int> rfactor;   // per node: its reduction goes through an intermediate
   explicit Placement(size_t n) : compute(n, kRoot), at_node(n, -1), at_outer(n, 0), rfactor(n, 0) {}
+  // Records where stage node v goes under `st` (defined below, after at_node_of).
+  void place(const ProgramInfo& p, const std::vector<int>& stages, int v, const StageSchedule& st);
 };
 
 // The nodes at whose tile loop v may be computed: consumers c of v such that every other
@@ -105,6 +107,15 @@ int stage_index(const std::vector<int>& stages, int node) {
 int at_node_of(const ProgramInfo& p, const std::vector<int>& stages, const StageSchedule& st) {
   if (st.at < 0) return p.output();
   return st.at < static_cast<int>(stages.size()) ? stages[st.at] : -1;
+}
+
+void Placement::place(const ProgramInfo& p, const std::vector<int>& stages, int v,
+                      const StageSchedule& st) {
+  compute[v] = st.compute;
+  if (st.compute == kAtTile) {
+    at_node[v] = at_node_of(p, stages, st);
+    at_outer[v] = st.at_outer;
+  }
 }
 
 int64_t extent(const NodeInfo& n, size_t d) { return d < n.dims.size() ? n.dims[d] : 1; }
@@ -242,11 +253,7 @@ std::vector<Schedule> sample_schedules(const ProgramInfo& p, int count, uint64_t
           }
         }
       }
-      pl.compute[v] = st.compute;
-      if (st.compute == kAtTile) {
-        pl.at_node[v] = at_node_of(p, stages, st);
-        pl.at_outer[v] = st.at_outer;
-      }
+      pl.place(p, stages, v, st);
       if (st.compute == kInline) continue;
       const int64_t ex = extent(n, 0), ey = extent(n, 1), ec = extent(n, 2);
       if (st.compute != kAtTile) {
@@ -433,11 +440,7 @@ std::vector<Schedule> sketch_schedules(const ProgramInfo& p, int count, uint64_t
           if (st.at_outer > 0 && !has_outer) st = StageSchedule{};
         }
       }
-      pl.compute[v] = st.compute;
-      if (st.compute == kAtTile) {
-        pl.at_node[v] = at_node_of(p, stages, st);
-        pl.at_outer[v] = st.at_outer;
-      }
+      pl.place(p, stages, v, st);
       if (st.compute == kInline) continue;
       const int64_t ex = extent(n, 0), ey = extent(n, 1), ec = extent(n, 2);
       const auto vs = at_most(kVectors, ex);
@@ -453,7 +456,7 @@ std::vector<Schedule> sketch_schedules(const ProgramInfo& p, int count, uint64_t
         st.unroll2 = std::max(st.unroll2, 1);
         if (reduction) st.reduce_outer = 2;
       } else {
-        // A register tile: one or two vectors across x, a few rows and channels, the
+        // A register tile: one to four vectors across x, a few rows and channels, the
         // reduction just outside it; the outer loops parallel.
         st.tile_x = one(at_most({st.vector, 2 * st.vector, 4 * st.vector}, ex));
         if (n.dims.size() > 1 && st.tile_x > 0) st.tile_y = one(at_most({0, 2, 4, 8}, ey));
