@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # K-fold cross-validation over the families of data/halide (layout graphs), to choose options
-# on more than the 9 validation programs: the 22 families are dealt into K folds (seeded); for
+# on more than the validation programs: all families are dealt into K folds (seeded); for
 # each fold, a model is trained on the other folds' programs (3 of their families, seeded,
 # serve for early stopping) and scored on the fold's programs. Prints, per setting, the mean
 # test Kendall tau over folds ± sd over folds. Settings are NAME:TRAIN-OPTIONS pairs.
