@@ -412,6 +412,16 @@ std::vector<Schedule> sketch_schedules(const ProgramInfo& p, int count, uint64_t
   const auto one = [&](const std::vector<int>& options) {
     return options.empty() ? 0 : options[rng() % options.size()];
   };
+  // The unrolls of the two loops outside the vector loop: the first from `first` (where it
+  // fits), the second only when the first unrolls.
+  const auto draw_unrolls = [&](const NodeInfo& n, StageSchedule& st,
+                                const std::vector<int>& first) {
+    const auto loops = pure_loops(n, st);
+    if (loops.size() > 1) st.unroll = one(at_most(first, loops[1].extent));
+    if (loops.size() > 2 && st.unroll > 1) st.unroll2 = one(at_most({1, 2, 4}, loops[2].extent));
+    st.unroll = std::max(st.unroll, 1);
+    st.unroll2 = std::max(st.unroll2, 1);
+  };
   for (int tries = 0; static_cast<int>(out.size()) < count && tries < 40 * (count + 1); ++tries) {
     Schedule s(stages.size());
     Placement pl(p.nodes.size());
@@ -448,12 +458,7 @@ std::vector<Schedule> sketch_schedules(const ProgramInfo& p, int count, uint64_t
       if (st.compute == kAtTile) {
         // A consumer's tile: vectorised along x, the next loops unrolled, the reduction outside
         // every pure loop.
-        const auto loops = pure_loops(n, st);
-        if (loops.size() > 1) st.unroll = one(at_most({2, 4}, loops[1].extent));
-        if (loops.size() > 2 && st.unroll > 1)
-          st.unroll2 = one(at_most({1, 2, 4}, loops[2].extent));
-        st.unroll = std::max(st.unroll, 1);
-        st.unroll2 = std::max(st.unroll2, 1);
+        draw_unrolls(n, st, {2, 4});
         if (reduction) st.reduce_outer = 2;
       } else {
         // A register tile: one to four vectors across x, a few rows and channels, the
@@ -467,12 +472,7 @@ std::vector<Schedule> sketch_schedules(const ProgramInfo& p, int count, uint64_t
           st.outer_y = one(at_most(kOuterTiles, ceil_div(ey, st.tile_y)));
           if (st.outer_x == 0 || st.outer_y == 0) st.outer_x = st.outer_y = 0;
         }
-        const auto loops = pure_loops(n, st);
-        if (loops.size() > 1) st.unroll = one(at_most({1, 2, 4}, loops[1].extent));
-        if (loops.size() > 2 && st.unroll > 1)
-          st.unroll2 = one(at_most({1, 2, 4}, loops[2].extent));
-        st.unroll = std::max(st.unroll, 1);
-        st.unroll2 = std::max(st.unroll2, 1);
+        draw_unrolls(n, st, {1, 2, 4});
         if (reduction) st.reduce_outer = 1;
         st.parallel = n.dims.size() > 1 ? one({1, 2}) : 1;
         if (pure_loops(n, st).size() >= 4) st.order = one({0, 1});

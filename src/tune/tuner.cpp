@@ -160,10 +160,12 @@ class Search {
                                                   o_.seed * 7919 + static_cast<uint64_t>(round));
     std::vector<Schedule> pool;
     std::set<std::string> seen;
+    // Whether `s` joined the pool (it is neither measured nor already there).
     const auto add = [&](const Schedule& s) {
       const std::string key = halide::measurement_key(p_, s);
-      if (known_.count(key) || !seen.insert(key).second) return;
+      if (known_.count(key) || !seen.insert(key).second) return false;
       pool.push_back(s);
+      return true;
     };
     for (size_t i = 1; i < samples.size(); ++i) add(samples[i]);  // [0] is the default
     // Sketches: the structure of hand-written schedules with drawn factors.
@@ -171,9 +173,7 @@ class Search {
     if (model_ != nullptr) {
       for (const Schedule& s : halide::sketch_schedules(
                p_.info(), o_.candidates / 4, o_.seed * 7919 + static_cast<uint64_t>(round))) {
-        const size_t before = pool.size();
-        add(s);
-        if (pool.size() > before) sketched.insert(before);
+        if (add(s)) sketched.insert(pool.size() - 1);
       }
     }
     if (model_ == nullptr) {  // random search: the sampler's schedules in its order
