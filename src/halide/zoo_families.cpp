@@ -528,6 +528,152 @@ void lstm_cell(Builder& b, const std::vector<int>& s) {  // hidden, inputs, batc
            {hd, nb});
 }
 
+
+// ---- Grown zoo, second round (2026-11-30): stencil chains, scatters, gathers, recurrences ----
+
+// A 3x3 [1 2 1] x [1 2 1] / 16 blur over `in` (a Func or buffer access), computed over (w, h).
+template <typename In>
+Func blur3x3(Builder& b, const std::string& name, const In& in, int w, int h) {
+  const float k[3] = {1.0f, 2.0f, 1.0f};
+  Expr e = 0.0f;
+  for (int j = 0; j < 3; ++j) {
+    for (int i = 0; i < 3; ++i) e += (k[i] * k[j] / 16.0f) * in(x + i, y + j);
+  }
+  return pointwise(b, name, e, {w, h});
+}
+
+// A chain of four 3x3 blurs, each reading the last (Halide's stencil_chain app, shortened).
+void stencil_chain(Builder& b, const std::vector<int>& s) {  // width, height
+  const int w = s[0], h = s[1];
+  Buffer<float> in = b.input("image", {w + 8, h + 8}, 0.0f, 1.0f);
+  Func f = blur3x3(b, "stencil_1", in, w + 6, h + 6);
+  f = blur3x3(b, "stencil_2", f, w + 4, h + 4);
+  f = blur3x3(b, "stencil_3", f, w + 2, h + 2);
+  b.output(blur3x3(b, "stencil_4", f, w, h), {w, h});
+}
+
+// The bilateral grid (Chen et al. 2007): a scatter of 8x8 pixel blocks into a grid of
+// intensity bins (value and weight interleaved along z), a [1 2 1] blur of the grid along z, x
+// and y, and a slice, interpolated along z, back at every pixel.
+void bilateral_grid(Builder& b, const std::vector<int>& s) {  // width, height
+  const int w = s[0], h = s[1], sp = 8, bins = 16;
+  const int gw = w / sp, gh = h / sp;
+  Buffer<float> in = b.input("image", {(gw + 2) * sp, (gh + 2) * sp}, 0.0f, 1.0f);
+  RDom r(0, sp, 0, sp, 0, 2);
+  const Expr v = in(x * sp + r.x, y * sp + r.y);
+  const Expr zi = clamp(cast<int>(v * (bins - 1) + 0.5f), 0, bins - 1);
+  Func grid("grid"), bz("grid_blur_z"), bx("grid_blur_x"), by("grid_blur_y"), out("sliced");
+  grid(x, y, c) = 0.0f;
+  grid(x, y, 2 * zi + 2 + r.z) += select(r.z == 0, v, 1.0f);
+  bz(x, y, c) = grid(x, y, c) + 2.0f * grid(x, y, c + 2) + grid(x, y, c + 4);
+  bx(x, y, c) = bz(x, y, c) + 2.0f * bz(x + 1, y, c) + bz(x + 2, y, c);
+  by(x, y, c) = bx(x, y, c) + 2.0f * bx(x, y + 1, c) + bx(x, y + 2, c);
+  const Expr zv = in(x + sp, y + sp) * (bins - 1);
+  const Expr z0 = clamp(cast<int>(zv), 0, bins - 2);
+  const Expr zf = zv - z0;
+  const Expr xi = x / sp, yi = y / sp;
+  const Expr num = lerp(by(xi, yi, 2 * z0), by(xi, yi, 2 * z0 + 2), zf);
+  const Expr den = lerp(by(xi, yi, 2 * z0 + 1), by(xi, yi, 2 * z0 + 3), zf);
+  out(x, y) = num / max(den, 1e-6f);
+  b.output(out, {w, h});
+}
+
+// Segment sums (a scatter-add, as in an embedding's gradient): rows of values added into the
+// row of their segment id, then scaled.
+void segment_sum(Builder& b, const std::vector<int>& s) {  // features, rows, segments
+  const int d = s[0], n = s[1], segs = s[2];
+  Buffer<float> vals = b.input("values", {d, n}), ids = b.input("segment_ids", {n}, 0.0f, 1.0f);
+  RDom r(0, n);
+  Func sum("segment_sum");
+  sum(x, y) = 0.0f;
+  sum(x, clamp(cast<int>(ids(r) * segs), 0, segs - 1)) += vals(x, r);
+  b.output(pointwise(b, "scaled", sum(x, y) * (static_cast<float>(segs) / n), {d, segs}),
+           {d, segs});
+}
+
+// An embedding bag (DLRM's sparse features): a gather of table rows by index, summed per bag,
+// then a dense projection with ReLU.
+void embedding_bag(Builder& b, const std::vector<int>& s) {  // dim, vocabulary, bag, bags
+  const int d = s[0], vocab = s[1], len = s[2], bags = s[3];
+  Buffer<float> table = b.input("table", {d, vocab}),
+                idx = b.input("indices", {len, bags}, 0.0f, 1.0f), W = b.input("proj_w", {d, d}),
+                bias = b.input("proj_b", {d});
+  RDom r(0, len), k(0, d);
+  Func bag("bag"), proj("projection");
+  bag(x, y) = 0.0f;
+  bag(x, y) += table(x, clamp(cast<int>(idx(r, y) * vocab), 0, vocab - 1));
+  proj(x, y) = bias(x);
+  proj(x, y) += W(x, k) * bag(k, y) * (1.0f / len);
+  b.output(pointwise(b, "relu", relu(proj(x, y)), {d, bags}), {d, bags});
+}
+
+// A 3x3 median of an 8-bit image by a min/max network: each column sorted, then the median of
+// the columns' minima, middles and maxima.
+void median3x3_u8(Builder& b, const std::vector<int>& s) {  // width, height
+  const int w = s[0], h = s[1];
+  Buffer<float> in = b.input("image", {w + 2, h + 2}, 0.0f, 1.0f);
+  Func g = pointwise(b, "to_u8", cast<uint8_t>(in(x, y) * 255.0f), {w + 2, h + 2});
+  const Expr a = g(x, y), m = g(x, y + 1), z = g(x, y + 2);
+  const auto mid3 = [](const Expr& p, const Expr& q, const Expr& r) {
+    return max(min(p, q), min(max(p, q), r));
+  };
+  Func lo = pointwise(b, "column_min", min(min(a, m), z), {w + 2, h});
+  Func mi = pointwise(b, "column_mid", mid3(a, m, z), {w + 2, h});
+  Func hi = pointwise(b, "column_max", max(max(a, m), z), {w + 2, h});
+  const Expr max_lo = max(max(lo(x, y), lo(x + 1, y)), lo(x + 2, y));
+  const Expr mid_mi = mid3(mi(x, y), mi(x + 1, y), mi(x + 2, y));
+  const Expr min_hi = min(min(hi(x, y), hi(x + 1, y)), hi(x + 2, y));
+  b.output(pointwise(b, "median", mid3(max_lo, mid_mi, min_hi), {w, h}), {w, h});
+}
+
+// A running mean down each column (a scan along y, independent across x), subtracted from the
+// input: a detrending recurrence.
+void cumsum_cols(Builder& b, const std::vector<int>& s) {  // width, height
+  const int w = s[0], h = s[1];
+  Buffer<float> in = b.input("image", {w, h}, 0.0f, 1.0f);
+  RDom r(1, h - 1);
+  Func cum("cumsum");
+  cum(x, y) = in(x, y);
+  cum(x, r) = cum(x, r - 1) + in(x, r);
+  b.output(pointwise(b, "detrended", in(x, y) - cum(x, y) / cast<float>(y + 1), {w, h}), {w, h});
+}
+
+// A correlation matrix: the Gram matrix of the features (a symmetric rank-k product), scaled by
+// its diagonal.
+void gram(Builder& b, const std::vector<int>& s) {  // features, samples
+  const int n = s[0], m = s[1];
+  Buffer<float> X = b.input("samples", {n, m});
+  RDom k(0, m);
+  Func g("gram");
+  g(x, y) = 0.0f;
+  g(x, y) += X(x, k) * X(y, k);
+  b.output(pointwise(b, "correlation", g(x, y) / sqrt(g(x, x) * g(y, y) + 1e-6f), {n, n}),
+           {n, n});
+}
+
+// A decoder block: nearest-neighbour 2x upsampling, a 3x3 convolution and ReLU.
+void upsample_conv(Builder& b, const std::vector<int>& s) {  // input size, c_in, c_out
+  const int n = s[0], cin = s[1], cout = s[2];
+  Buffer<float> in = b.input("image", {n + 1, n + 1, cin});
+  Func up = pointwise(b, "upsample", in(x / 2, y / 2, c), {2 * n + 2, 2 * n + 2, cin});
+  Func cv = conv(b, "conv", up, 3, cin, cout);
+  b.output(pointwise(b, "relu", relu(cv(x, y, c)), {2 * n, 2 * n, cout}), {2 * n, 2 * n, cout});
+}
+
+// Image gradients in polar form, two outputs: the magnitude and the orientation of central
+// differences of a blurred image.
+void grad_polar(Builder& b, const std::vector<int>& s) {  // width, height
+  const int w = s[0], h = s[1];
+  Buffer<float> in = b.input("image", {w + 4, h + 4}, 0.0f, 1.0f);
+  Func bl = blur3x3(b, "blurred", in, w + 2, h + 2);
+  Func gx = pointwise(b, "grad_x", bl(x + 2, y + 1) - bl(x, y + 1), {w, h});
+  Func gy = pointwise(b, "grad_y", bl(x + 1, y + 2) - bl(x + 1, y), {w, h});
+  Func mag = pointwise(b, "magnitude", sqrt(gx(x, y) * gx(x, y) + gy(x, y) * gy(x, y)), {w, h});
+  Func ang = pointwise(b, "orientation", atan2(gy(x, y), gx(x, y)), {w, h});
+  b.output(mag, {w, h});
+  b.output(ang, {w, h});
+}
+
 }  // namespace
 
 const std::vector<Family>& families() {
@@ -591,6 +737,39 @@ const std::vector<Family>& families() {
        Split::kTrain,
        {{256, 256, 16}, {512, 256, 8}, {128, 128, 64}},
        lstm_cell},
+      {"stencil_chain",
+       false,
+       Split::kTrain,
+       {{1024, 768}, {1536, 1024}, {2048, 1536}},
+       stencil_chain},
+      {"bilateral_grid",
+       false,
+       Split::kTrain,
+       {{1024, 768}, {1536, 1024}, {2048, 1536}},
+       bilateral_grid},
+      {"segment_sum",
+       false,
+       Split::kTrain,
+       {{64, 8192, 256}, {128, 4096, 512}, {32, 16384, 128}},
+       segment_sum},
+      {"embedding_bag",
+       false,
+       Split::kTrain,
+       {{64, 10000, 32, 256}, {128, 5000, 16, 128}, {32, 20000, 64, 512}},
+       embedding_bag},
+      {"median3x3_u8",
+       false,
+       Split::kValid,
+       {{1024, 768}, {1536, 1024}, {2048, 1536}},
+       median3x3_u8},
+      {"cumsum_cols", false, Split::kTrain, {{1024, 768}, {2048, 512}, {512, 2048}}, cumsum_cols},
+      {"gram", false, Split::kValid, {{256, 512}, {384, 256}, {192, 1024}}, gram},
+      {"upsample_conv",
+       false,
+       Split::kTrain,
+       {{14, 64, 32}, {28, 32, 16}, {7, 128, 64}},
+       upsample_conv},
+      {"grad_polar", false, Split::kTrain, {{1024, 768}, {1536, 1024}, {2048, 1536}}, grad_polar},
   };
   return kFamilies;
 }
