@@ -528,7 +528,6 @@ void lstm_cell(Builder& b, const std::vector<int>& s) {  // hidden, inputs, batc
            {hd, nb});
 }
 
-
 // ---- Grown zoo, second round (2026-11-30): stencil chains, scatters, gathers, recurrences ----
 
 // A 3x3 [1 2 1] x [1 2 1] / 16 blur over `in` (a Func or buffer access), computed over (w, h).
@@ -647,8 +646,7 @@ void gram(Builder& b, const std::vector<int>& s) {  // features, samples
   Func g("gram");
   g(x, y) = 0.0f;
   g(x, y) += X(x, k) * X(y, k);
-  b.output(pointwise(b, "correlation", g(x, y) / sqrt(g(x, x) * g(y, y) + 1e-6f), {n, n}),
-           {n, n});
+  b.output(pointwise(b, "correlation", g(x, y) / sqrt(g(x, x) * g(y, y) + 1e-6f), {n, n}), {n, n});
 }
 
 // A decoder block: nearest-neighbour 2x upsampling, a 3x3 convolution and ReLU.
