@@ -1,28 +1,42 @@
 #!/usr/bin/env bash
-# K-fold cross-validation over the families of data/halide (layout graphs), to choose options
-# on more than the validation programs: all families are dealt into K folds (seeded); for
-# each fold, a model is trained on the other folds' programs (3 of their families, seeded,
-# serve for early stopping) and scored on the fold's programs. Prints, per setting, the mean
-# test Kendall tau over folds ± sd over folds. Settings are NAME:TRAIN-OPTIONS pairs.
-# usage: scripts/kfold.sh [K] [SEED]   (after scripts/build.sh; about 10 minutes with 5 folds)
+# K-fold cross-validation over the families of data/halide, to choose options on more than the
+# validation programs: all families are dealt into K folds (seeded by the first seed); for each
+# fold, a model is trained on the other folds' programs (3 of their families, seeded, serve for
+# early stopping) and scored on the fold's programs. Settings are NAME:VIEW:TRAIN-OPTIONS
+# (VIEW: layout graphs or ast syntax trees); ensembles are NAME=MEMBER+MEMBER... of settings
+# (`tcost ensemble`: standardised costs averaged), scored from both views. Every setting is
+# trained once per seed; prints, per setting, the mean test Kendall tau over folds (mean ± sd
+# over seeds), and the per-fold means over seeds.
+# usage: scripts/kfold.sh [K] [SEED...]   (after scripts/build.sh; about 12 minutes a seed)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 K=${1:-5}
-SEED=${2:-0}
+shift || true
+SEEDS=("$@")
+[ ${#SEEDS[@]} -gt 0 ] || SEEDS=(0)
 OUT=out/kfold
 SETTINGS=(
-  "tgraph:--model tgraph"
-  "tgraph-listmle:--model tgraph --loss listmle"
-  "tgraph-hidden64:--model tgraph --hidden 64"
-  "tgraph-no-attention:--model tgraph --no-cross-attention"
-  "tgraph-3-layers:--model tgraph --layers 3"
-  "sage:--model sage"
-  "gcn-baseline:--model gcn-baseline"
-  "xgb:--model xgb"
+  "tgraph:layout:--model tgraph"
+  "tgraph-listmle:layout:--model tgraph --loss listmle"
+  "tgraph-hidden64:layout:--model tgraph --hidden 64"
+  "tgraph-no-attention:layout:--model tgraph --no-cross-attention"
+  "tgraph-config-pool:layout:--model tgraph --config-pool"
+  "sage:layout:--model sage"
+  "gcn-baseline:layout:--model gcn-baseline"
+  "xgb:layout:--model xgb"
+  "ast-gcn:ast:--model ast-gcn"
+)
+ENSEMBLES=(
+  "tgraph+xgb=tgraph+xgb"
+  "tgraph+ast-gcn=tgraph+ast-gcn"
+  "ast-gcn+xgb=ast-gcn+xgb"
+  "tgraph+ast-gcn+xgb=tgraph+ast-gcn+xgb"
+  "tgraph-listmle+ast-gcn+xgb=tgraph-listmle+ast-gcn+xgb"
 )
 rm -rf "$OUT" && mkdir -p "$OUT"
-# Fold directories of symbolic links: fold f's test split is its families' programs.
-python3 - "$OUT" "$K" "$SEED" <<'PY'
+# Fold directories of symbolic links, both views side by side: fold f's test split is its
+# families' programs (OUT/foldF/layout/SPLIT, OUT/foldF/ast/SPLIT).
+python3 - "$OUT" "$K" "${SEEDS[0]}" <<'PY'
 import glob, os, random, re, sys
 out, k, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 files = sorted(glob.glob("data/halide/layout/*/*.npz"))
@@ -37,30 +51,52 @@ for i, test in enumerate(folds):
     for f in files:
         fam = family(f)
         split = "test" if fam in test else "valid" if fam in valid else "train"
-        d = f"{out}/fold{i}/{split}"
-        os.makedirs(d, exist_ok=True)
-        os.symlink(os.path.abspath(f), f"{d}/{os.path.basename(f)}")
+        for view in ("layout", "ast"):
+            src = f.replace("/layout/", f"/{view}/", 1)
+            d = f"{out}/fold{i}/{view}/{split}"
+            os.makedirs(d, exist_ok=True)
+            os.symlink(os.path.abspath(src), f"{d}/{os.path.basename(f)}")
     print(f"fold {i}: test {', '.join(sorted(test))}; valid {', '.join(sorted(valid))}")
 PY
-for ((f = 0; f < K; f++)); do
-  for s in "${SETTINGS[@]}"; do
-    name=${s%%:*}
-    # shellcheck disable=SC2086
-    build/tcost train --data "$OUT/fold$f" ${s#*:} --seed "$SEED" --out "$OUT/$name-$f.pt" \
-      --quiet --threads 1 >/dev/null
-    build/tcost eval --model "$OUT/$name-$f.pt" --data "$OUT/fold$f" --split test --json \
-      --threads 1 >"$OUT/$name-$f.json"
+for seed in "${SEEDS[@]}"; do
+  for ((f = 0; f < K; f++)); do
+    for s in "${SETTINGS[@]}"; do
+      name=${s%%:*}
+      rest=${s#*:}
+      view=${rest%%:*}
+      # shellcheck disable=SC2086
+      build/tcost train --data "$OUT/fold$f/$view" ${rest#*:} --seed "$seed" \
+        --out "$OUT/$name-$f-$seed.pt" --quiet --threads 1 >/dev/null
+      build/tcost eval --model "$OUT/$name-$f-$seed.pt" --data "$OUT/fold$f" --split test \
+        --json --threads 1 >"$OUT/$name-$f-$seed.json"
+    done
+    for e in "${ENSEMBLES[@]}"; do
+      name=${e%%=*}
+      members=()
+      IFS=+ read -r -a parts <<<"${e#*=}"
+      for m in "${parts[@]}"; do members+=(--member "$m-$f-$seed.pt"); done
+      build/tcost ensemble --out "$OUT/$name-$f-$seed.ens" "${members[@]}" >/dev/null
+      build/tcost eval --model "$OUT/$name-$f-$seed.ens" --data "$OUT/fold$f" --split test \
+        --json --threads 1 >"$OUT/$name-$f-$seed.json"
+    done
+    echo "seed $seed fold $f done" >&2
   done
-  echo "fold $f done" >&2
 done
-python3 - "$OUT" "$K" "${SETTINGS[@]}" <<'PY'
+names=()
+for s in "${SETTINGS[@]}"; do names+=("${s%%:*}"); done
+for e in "${ENSEMBLES[@]}"; do names+=("${e%%=*}"); done
+python3 - "$OUT" "$K" "${#SEEDS[@]}" "${SEEDS[@]}" "${names[@]}" <<'PY'
 import json, statistics, sys
-out, k, settings = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
-print(f"| setting | mean test tau over {k} folds ± sd over folds | per fold |")
+out, k, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+seeds, names = sys.argv[4:4 + n], sys.argv[4 + n:]
+print(f"| setting | mean test tau over {k} folds (± sd over {n} seeds) | per fold (mean over seeds) |")
 print("|---|---|---|")
-for s in settings:
-    name = s.split(":")[0]
-    t = [json.load(open(f"{out}/{name}-{f}.json"))["mean_kendall_tau"] for f in range(k)]
-    print(f"| {name} | {statistics.mean(t):.3f} ± {statistics.pstdev(t):.3f} | "
-          + " ".join(f"{x:.3f}" for x in t) + " |")
+for name in names:
+    t = [[json.load(open(f"{out}/{name}-{f}-{s}.json"))["mean_kendall_tau"] for f in range(k)]
+         for s in seeds]
+    per_seed = [statistics.mean(x) for x in t]
+    sd = statistics.pstdev(per_seed) if n > 1 else 0.0
+    folds = [statistics.mean(t[i][f] for i in range(n)) for f in range(k)]
+    print(f"| {name} | {statistics.mean(per_seed):.3f} ± {sd:.3f} | "
+          + " ".join(f"{x:.3f}" for x in folds) + " |")
 PY

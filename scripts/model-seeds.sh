@@ -3,7 +3,9 @@
 # model is trained with default options on data/halide (layout graphs; ast-gcn on the syntax
 # trees) with seeds 0, 1 and 2, then scored on the test programs through the Python module:
 # mean Kendall tau (mean over graphs, then mean ± sd over seeds) and geomean slowdown@1 and @5,
-# per test family and overall, next to the data's noise ceilings from its manifest.
+# per test family and overall, next to the data's noise ceilings from its manifest. Then the
+# ensembles (`tcost ensemble`, standardised costs averaged) of each seed's models, scored from
+# both views.
 # usage: scripts/model-seeds.sh [SEEDS...]   (after scripts/build.sh; about 10 minutes)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,6 +21,15 @@ for m in gcn-baseline sage tgraph xgb ast-gcn; do
       --threads 1 >/dev/null
   done
 done
+ENSEMBLES=(tgraph+xgb tgraph+ast-gcn tgraph+ast-gcn+xgb)
+for e in "${ENSEMBLES[@]}"; do
+  for s in "${SEEDS[@]}"; do
+    members=()
+    IFS=+ read -r -a parts <<<"$e"
+    for m in "${parts[@]}"; do members+=(--member "$m-$s.pt"); done
+    build/tcost ensemble --out "$OUT/$e-$s.ens" "${members[@]}" >/dev/null
+  done
+done
 PYTHONPATH=build/python /usr/bin/python3 - "$OUT" "${SEEDS[@]}" <<'PYEOF'
 import glob, json, math, os, re, sys
 import numpy as np
@@ -27,16 +38,22 @@ out, seeds = sys.argv[1], sys.argv[2:]
 noise = json.load(open("data/halide/manifest.json"))["noise"]
 family = lambda name: re.sub(r"_[0-9][0-9x]*$", "", name)
 rows = {}
-for m in ["gcn-baseline", "sage", "tgraph", "xgb", "ast-gcn"]:
-    kind = "ast" if m == "ast-gcn" else "layout"
-    files = sorted(glob.glob(f"data/halide/{kind}/test/*.npz"))
-    graphs = [(os.path.basename(f)[:-4], tcost.load(f)) for f in files]
+files = sorted(glob.glob("data/halide/layout/test/*.npz"))
+names = [os.path.basename(f)[:-4] for f in files]
+views = {v: [tcost.load(f"data/halide/{v}/test/{n}.npz") for n in names] for v in ("layout", "ast")}
+for m in ["gcn-baseline", "sage", "tgraph", "xgb", "ast-gcn",
+          "tgraph+xgb", "tgraph+ast-gcn", "tgraph+ast-gcn+xgb"]:
     per_seed = []  # per seed: {family: ([tau], [s1], [s5])}
     for s in seeds:
-        model = tcost.Model(f"{out}/{m}-{s}.pt", threads=1)
+        path = f"{out}/{m}-{s}." + ("ens" if "+" in m else "pt")
+        model = tcost.Model(path, threads=1)
         fam = {}
-        for name, g in graphs:
-            cost, truth = model.predict(g), g["config_runtime"]
+        for name, g, a in zip(names, views["layout"], views["ast"]):
+            if len(model.collections) > 1:
+                cost = model.predict(g, ast=a)
+            else:
+                cost = model.predict(a if model.collection == "ast" else g)
+            truth = g["config_runtime"]
             t = fam.setdefault(family(name), ([], [], []))
             t[0].append(tcost.kendall_tau(cost, truth))
             t[1].append(1 + tcost.slowdown(cost, truth, 1))

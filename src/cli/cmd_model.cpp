@@ -1,4 +1,4 @@
-// tcost train / eval / rank: thin wrappers over the training layer (train/api.h).
+// tcost train / eval / rank / ensemble: thin wrappers over the training layer (train/api.h).
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -89,6 +89,9 @@ void register_model_commands(CLI::App& app) {
       ->check(CLI::Range(-1, 16));
   train->add_flag("!--no-cross-attention", t->cross_attention,
                   "tgraph: disable cross-configuration attention");
+  train->add_flag("--config-pool", t->config_pool,
+                  "tgraph: configuration-aware readout (the configurable nodes' mean besides "
+                  "the overall mean)");
   train->add_option("--threads", t->threads, "Threads (0 = all cores)")->capture_default_str();
   train
       ->add_option("--valid-configs", t->max_valid_configs,
@@ -122,7 +125,10 @@ void register_model_commands(CLI::App& app) {
   auto json = std::make_shared<bool>(false);
   auto* eval = app.add_subcommand("eval", "Evaluate a checkpoint on a dataset split");
   eval->add_option("--model", e->model, "Checkpoint")->required();
-  eval->add_option("--data", e->data, "Dataset root (or a directory/file of .npz)")->required();
+  eval->add_option("--data", e->data,
+                   "Dataset root (ROOT/SPLIT or ROOT/<collection>/SPLIT; an ensemble of graph "
+                   "and syntax-tree models reads ROOT/layout and ROOT/ast), or .npz files")
+      ->required();
   eval->add_option("--split", e->split, "train | valid | test")
       ->capture_default_str()
       ->check(CLI::IsMember({"train", "valid", "test"}));
@@ -141,6 +147,26 @@ void register_model_commands(CLI::App& app) {
   rank->add_option("--csv", r->csv,
                    "Write the competition CSV (ID,TopConfigs) that `tcost score` reads");
   rank->callback([r] { run_rank(*r); });
+
+  struct EnsembleOptions {
+    std::string out;
+    std::vector<std::string> members;
+    std::vector<double> weights;
+  };
+  auto en = std::make_shared<EnsembleOptions>();
+  auto* ens = app.add_subcommand(
+      "ensemble",
+      "Write an ensemble of checkpoints (standardised costs, averaged) that every "
+      "--model option reads");
+  ens->add_option("--out", en->out, "Ensemble file (JSON)")->required();
+  ens->add_option("--member", en->members,
+                  "A member checkpoint (repeat; relative paths are read from --out's directory)")
+      ->required();
+  ens->add_option("--weight", en->weights, "Member weights, in member order (default: equal)");
+  ens->callback([en] {
+    train::write_ensemble(en->out, en->members, en->weights);
+    fmt::print("wrote {} ({} members)\n", en->out, en->members.size());
+  });
 }
 
 }  // namespace tcost::cli

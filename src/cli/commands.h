@@ -10,7 +10,7 @@ void register_info(CLI::App& app);
 void register_score(CLI::App& app);
 void register_synth(CLI::App& app);
 void register_bench(CLI::App& app);
-void register_model_commands(CLI::App& app);  // train, eval, rank
+void register_model_commands(CLI::App& app);  // train, eval, rank, ensemble
 void register_collect(CLI::App& app);
 void register_merge(CLI::App& app);
 void register_tune(CLI::App& app);

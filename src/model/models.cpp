@@ -402,14 +402,14 @@ class TGraph : public Network {
       att_ = register_module("cross_attention", CrossConfigAttention(o.hidden));
     for (int l = 0; l < o.layers; ++l)
       blocks_.push_back(register_module("sage" + std::to_string(l), SageBlock(o.hidden)));
-    head_ = register_module("head", torch::nn::Linear(o.hidden, 1));
+    head_ = register_module("head", torch::nn::Linear(o.config_pool ? 2 * o.hidden : o.hidden, 1));
   }
   torch::Tensor reference_forward(const GraphInput& g, const torch::Tensor& configs) override {
     auto x = se_(norm_(enc_->forward(g, configs)));
     if (att_) x = att_(x);
     x = torch::gelu(x);
     for (auto& b : blocks_) x = b->forward(g, x);
-    return head_(x.mean(1)).squeeze(1);
+    return head_(readout(g, x, 1)).squeeze(1);
   }
   torch::Tensor forward(const GraphInput& g, const torch::Tensor& configs) override {
     auto x = se_->forward_node_major(norm_(enc_->forward_node_major(g, configs)));
@@ -417,7 +417,7 @@ class TGraph : public Network {
     x = gelu_maybe_in_place(x);
     const auto a = mean_matrix(g);
     for (auto& b : blocks_) x = b->forward_node_major(a, x);
-    return head_(x.mean(0)).squeeze(1);
+    return head_(readout(g, x, 0)).squeeze(1);
   }
   int prune_hops() const override { return o_.prune_hops; }
   double flops_per_config(const GraphInput& g) const override {
@@ -428,6 +428,16 @@ class TGraph : public Network {
   }
 
  private:
+  // The mean over the nodes (axis `nodes` of x), and with config_pool the mean over the
+  // configurable nodes beside it.
+  torch::Tensor readout(const GraphInput& g, const torch::Tensor& x, int64_t nodes) const {
+    const auto all = x.mean(nodes);
+    if (!o_.config_pool) return all;
+    const bool has = g.config_pos.defined() && g.config_pos.numel() > 0;
+    const auto configurable = has ? x.index_select(nodes, g.config_pos).mean(nodes) : all;
+    return torch::cat({all, configurable}, -1);
+  }
+
   ModelOptions o_;
   InputEncoder enc_{nullptr};
   torch::nn::LayerNorm norm_{nullptr};
@@ -484,6 +494,7 @@ std::string ModelOptions::to_json() const {
                         {"config_embed_dim", config_embed_dim},
                         {"prune_hops", prune_hops},
                         {"cross_attention", cross_attention},
+                        {"config_pool", config_pool},
                         {"segment_nodes", segment_nodes}}
       .dump();
 }
@@ -513,6 +524,8 @@ ModelOptions ModelOptions::from_json(const std::string& text) {
         o.prune_hops = it->get<int>();
       else if (k == "cross_attention")
         o.cross_attention = it->get<bool>();
+      else if (k == "config_pool")
+        o.config_pool = it->get<bool>();
       else if (k == "segment_nodes")
         o.segment_nodes = it->get<int64_t>();
       else

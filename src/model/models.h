@@ -26,13 +26,16 @@ namespace tcost::model {
 
 // Architecture options; stored in checkpoints as JSON. 0 / -2 mean "the model's default".
 struct ModelOptions {
-  std::string name = "tgraph";   // gcn-baseline | sage | tgraph | ast-gcn
-  int hidden = 0;                // width (defaults: gcn 32, sage 64, tgraph 128)
-  int layers = 0;                // message-passing layers (default 2)
-  int opcode_dim = 32;           // opcode embedding width
-  int config_embed_dim = 8;      // tgraph: embedding width per layout slot value
-  int prune_hops = -2;           // tgraph: k-hop pruning (default 1); -1 disables
-  bool cross_attention = true;   // tgraph: attention across configurations
+  std::string name = "tgraph";  // gcn-baseline | sage | tgraph | ast-gcn
+  int hidden = 0;               // width (defaults: gcn 32, sage 64, tgraph 128)
+  int layers = 0;               // message-passing layers (default 2)
+  int opcode_dim = 32;          // opcode embedding width
+  int config_embed_dim = 8;     // tgraph: embedding width per layout slot value
+  int prune_hops = -2;          // tgraph: k-hop pruning (default 1); -1 disables
+  bool cross_attention = true;  // tgraph: attention across configurations
+  // tgraph: configuration-aware readout: the head reads the mean over the configurable nodes
+  // beside the mean over all nodes (layout graphs; tile graphs read the overall mean twice).
+  bool config_pool = false;
   int64_t segment_nodes = 5000;  // gcn/sage: train on segments of this many nodes (0 = whole)
 
   std::string to_json() const;

@@ -151,11 +151,23 @@ class Model {
   }
   std::string name() const { return model_->name(); }
   std::string collection() const { return collection_name(model_->collection()); }
+  std::vector<std::string> collections() const {
+    std::vector<std::string> out;
+    for (Collection c : model_->collections()) out.emplace_back(collection_name(c));
+    return out;
+  }
 
-  py::array_t<double> predict(const py::dict& graph) {
+  // `ast`: the same configurations' syntax trees, for an ensemble that reads both views.
+  py::array_t<double> predict(const py::dict& graph, const py::object& ast) {
     const NpzFile npz("<graph dict>", arrays_of(graph));
     std::vector<double> cost;
-    {
+    if (!ast.is_none()) {
+      const NpzFile trees("<ast dict>", arrays_of(ast.cast<py::dict>()));
+      const Graph g = read_graph(npz);
+      const AstSet s = read_ast(trees);
+      py::gil_scoped_release release;
+      cost = model_->score(train::Views{&g, &s});
+    } else {
       py::gil_scoped_release release;
       cost =
           npz.has("ast_node_kind") ? model_->score(read_ast(npz)) : model_->score(read_graph(npz));
@@ -167,7 +179,7 @@ class Model {
 
   // Configuration indices, predicted fastest first (ties keep index order, as `tcost rank`).
   py::array_t<int64_t> rank(const py::dict& graph) {
-    const auto cost = predict(graph);
+    const auto cost = predict(graph, py::none());
     const double* c = cost.data();
     std::vector<int64_t> order(static_cast<size_t>(cost.size()));
     std::iota(order.begin(), order.end(), 0);
@@ -253,8 +265,10 @@ PYBIND11_MODULE(tcost, m) {
       .def(py::init<const std::string&, int>(), py::arg("checkpoint"), py::arg("threads") = 0)
       .def_property_readonly("name", &Model::name)
       .def_property_readonly("collection", &Model::collection)
-      .def("predict", &Model::predict, py::arg("graph"),
-           "Predicted cost per configuration (higher = slower)")
+      .def_property_readonly("collections", &Model::collections)
+      .def("predict", &Model::predict, py::arg("graph"), py::arg("ast") = py::none(),
+           "Predicted cost per configuration (higher = slower); ast: the same configurations' "
+           "syntax trees, for an ensemble of graph and syntax-tree models")
       .def("rank", &Model::rank, py::arg("graph"),
            "Configuration indices, predicted fastest first");
 }

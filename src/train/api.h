@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/submission.h"
+#include "train/cost_model.h"
 
 namespace tcost::train {
 
@@ -24,6 +25,7 @@ struct TrainOptions {
   int layers = 0;                // 0: default (2)
   int prune_hops = -2;           // tgraph pruning hops; -2 default (1), -1 none
   bool cross_attention = true;   // tgraph: attention across configurations
+  bool config_pool = false;      // tgraph: read out the configurable nodes' mean besides
   std::string loss = "auto";     // listmle | hinge | mse | auto (hinge for tgraph, else listmle)
   int epochs = 40;
   int configs_per_step = 32;  // K configurations of one graph per step
@@ -59,6 +61,12 @@ struct EvalOptions {
 };
 
 ScoreReport evaluate_model(const EvalOptions& options);
+// The same for a model in memory. A model reading several views (an ensemble of graph and
+// syntax-tree models) takes a root holding them side by side: ROOT/layout/SPLIT and
+// ROOT/ast/SPLIT, files of the same names and runtimes; a one-view model takes ROOT/SPLIT,
+// ROOT/<its collection>/SPLIT, or a directory or file of .npz.
+ScoreReport evaluate_cost_model(CostModel& model, const std::string& data,
+                                const std::string& split = "test");
 
 // Predicted costs of every configuration of a graph (higher = slower).
 std::vector<double> predict_costs(const std::string& model_path, const std::string& graph_path);

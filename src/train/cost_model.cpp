@@ -16,6 +16,7 @@
 #include "core/error.h"
 #include "model/models.h"
 #include "train/checkpoint.h"
+#include "train/ensemble.h"
 #include "train/step.h"
 #include "train/xgb.h"
 
@@ -39,6 +40,7 @@ void check_fits(const Graph& g, const model::Normalizer& n, const std::string& m
 class NeuralCostModel final : public CostModel {
  public:
   explicit NeuralCostModel(Checkpoint ck) : ck_(std::move(ck)) {}
+  using CostModel::score;  // the Views overload
   std::string name() const override { return ck_.meta.model.name; }
   Collection collection() const override { return ck_.normalizer.collection; }
 
@@ -99,6 +101,7 @@ class NeuralCostModel final : public CostModel {
 class XgbCostModel final : public CostModel {
  public:
   XgbCostModel(Checkpoint ck, int threads) : ck_(std::move(ck)), booster_(ck_.xgb_model, threads) {}
+  using CostModel::score;  // the Views overload
   std::string name() const override { return "xgb"; }
   Collection collection() const override { return ck_.normalizer.collection; }
   std::vector<double> score(const Graph& g) override {
@@ -139,6 +142,7 @@ const std::vector<std::string>& model_names() {
 }
 
 std::unique_ptr<CostModel> load_cost_model(const std::string& checkpoint, int threads) {
+  if (is_ensemble_file(checkpoint)) return load_ensemble(checkpoint, threads);
   if (threads > 0) torch::set_num_threads(threads);
   Checkpoint ck = load_checkpoint(checkpoint);
   if (ck.meta.model.name == "xgb") return std::make_unique<XgbCostModel>(std::move(ck), threads);

@@ -4,7 +4,8 @@
 // cost_model.cpp (this header includes no LibTorch).
 //   model_names      - every model tcost can train (the CLI and the tests take the list here).
 //   CostModel        - score / refit / save.
-//   load_cost_model  - the factory: a checkpoint file to a CostModel.
+//   load_cost_model  - the factory: a checkpoint file (or an ensemble file) to a CostModel.
+//   make_ensemble    - cost models combined into one: standardised costs, averaged.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +27,14 @@ struct RefitOptions {
   uint64_t seed = 0;
 };
 
+// One program's configurations in the views a model may read, in the same order: the layout
+// graph and the lowered syntax trees (written side by side by `tcost collect`). Either may be
+// missing when the model does not read it.
+struct Views {
+  const Graph* graph = nullptr;
+  const AstSet* ast = nullptr;
+};
+
 class CostModel {
  public:
   virtual ~CostModel() = default;
@@ -36,6 +45,11 @@ class CostModel {
   virtual std::vector<double> score(const Graph& g) = 0;
   // The same for syntax-tree sets (ast-gcn); InputError for the other models.
   virtual std::vector<double> score(const AstSet& s) = 0;
+  // The same from whichever views it reads (an ensemble reads its members'); InputError naming
+  // a view it needs and did not get.
+  virtual std::vector<double> score(const Views& v);
+  // The collections it reads: its own, or its members' for an ensemble (layout first).
+  virtual std::vector<Collection> collections() const { return {collection()}; }
   // Fine-tunes on measured graphs (every configuration's runtime known), in memory.
   virtual void refit(const std::vector<Graph>& measured, const RefitOptions& o) = 0;
   // A checkpoint that load_cost_model reads back (written atomically).
@@ -45,5 +59,21 @@ class CostModel {
 // InputError for a missing, corrupt or incompatible checkpoint. threads: LibTorch/XGBoost
 // threads (0: their default).
 std::unique_ptr<CostModel> load_cost_model(const std::string& checkpoint, int threads = 0);
+
+// An ensemble of cost models: each member's costs for a program are standardised over its
+// configurations (z-scores; a member that ties them all adds zeros), then averaged with the
+// weights (positive; empty = equal). Members may read different views (layout and syntax
+// trees: the ensemble then needs both, its collection() is kAst and collections() names both);
+// layout and tile members do not mix. refit refits every member; save writes the ensemble file
+// and its members beside it (PATH.member<i>). UsageError for no members, mixed layout and tile
+// members, or weights that do not fit.
+std::unique_ptr<CostModel> make_ensemble(std::vector<std::unique_ptr<CostModel>> members,
+                                         std::vector<double> weights = {});
+
+// Writes an ensemble file naming existing checkpoints (paths as given, relative ones resolved
+// from the file's directory when loaded), after loading each to check it; load_cost_model reads
+// it back. The file is JSON: {"format": "tcost-ensemble", "members": [{"checkpoint", "weight"}]}.
+void write_ensemble(const std::string& path, const std::vector<std::string>& checkpoints,
+                    const std::vector<double>& weights = {});
 
 }  // namespace tcost::train

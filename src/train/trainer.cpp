@@ -194,6 +194,9 @@ Checkpoint start_or_resume(const TrainOptions& o, const std::vector<std::string>
   mo.layers = o.layers;
   mo.prune_hops = o.prune_hops;
   mo.cross_attention = o.cross_attention;
+  mo.config_pool = o.config_pool;
+  if (o.config_pool && o.model != "tgraph")
+    throw UsageError(fmt::format("--config-pool is a tgraph option, not {}'s", o.model));
   mo = mo.resolved();
   if (o.resume) {
     Checkpoint ck = load_checkpoint(resume_path);
@@ -514,25 +517,51 @@ std::vector<double> predict_costs(const std::string& model_path, const std::stri
 
 ScoreReport evaluate_model(const EvalOptions& o) {
   const auto m = load_cost_model(o.model, o.threads);
-  std::vector<std::string> files;
+  return evaluate_cost_model(*m, o.data, o.split);
+}
+
+ScoreReport evaluate_cost_model(CostModel& model, const std::string& data,
+                                const std::string& split) {
+  namespace fs = std::filesystem;
+  const std::vector<Collection> views = model.collections();
+  const fs::path root(data);
   std::error_code ec;
-  if (std::filesystem::is_directory(std::filesystem::path(o.data) / o.split, ec)) {
-    files = list_npz_files((std::filesystem::path(o.data) / o.split).string());
-  } else {
-    parse_split(o.split);
-    files = list_npz_files(o.data);
+  fs::path split_dir = root / split;
+  if (views.size() > 1 || !fs::is_directory(split_dir, ec)) {
+    const fs::path own = root / collection_name(views.front()) / split;
+    if (views.size() > 1 && !fs::is_directory(own, ec)) {
+      throw InputError(fmt::format("{}: the {} model reads {} and {} side by side: expected {}",
+                                   data, model.name(), collection_name(views[0]),
+                                   collection_name(views[1]), own.string()));
+    }
+    split_dir = fs::is_directory(own, ec) ? own : fs::path();
   }
-  if (files.empty())
-    throw InputError(fmt::format("{}: no .npz files for split '{}'", o.data, o.split));
+  std::vector<std::string> files;
+  if (!split_dir.empty()) {
+    files = list_npz_files(split_dir.string());
+  } else {
+    parse_split(split);
+    files = list_npz_files(data);
+  }
+  if (files.empty()) throw InputError(fmt::format("{}: no .npz files for split '{}'", data, split));
   std::vector<GraphScore> scores;
   Progress progress("evaluating", static_cast<int64_t>(files.size()));
   for (const auto& f : files) {
-    if (is_ast_file(f)) {
+    if (views.size() > 1) {
+      const Graph g = load_graph(f);
+      const fs::path twin = root / collection_name(views[1]) / split / fs::path(f).filename();
+      const AstSet s = load_ast(twin.string());
+      if (s.runtime_ns != g.runtime_ns) {
+        throw InputError(fmt::format(
+            "{} and {}: not the same configurations (their runtimes differ)", f, twin.string()));
+      }
+      scores.push_back(score_graph(g, model.score(Views{&g, &s})));
+    } else if (is_ast_file(f)) {
       const AstSet s = load_ast(f);
-      scores.push_back(score_ast(s, m->score(s)));
+      scores.push_back(score_ast(s, model.score(s)));
     } else {
       const Graph g = load_graph(f);
-      scores.push_back(score_graph(g, m->score(g)));
+      scores.push_back(score_graph(g, model.score(g)));
     }
     progress.update(static_cast<int64_t>(scores.size()));
   }

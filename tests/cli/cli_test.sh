@@ -126,6 +126,11 @@ check "rank csv" 0 "$TCOST" rank --model "$W/xgb.pt" --graph "$W/lay/test" --csv
 expect_in "rank header" "$W/rank.csv" "ID,TopConfigs"
 check "score ranked" 0 "$TCOST" score --data "$W/lay/test" --pred "$W/rank.csv" --json
 expect_in "score ranked tau" "$W/out" '"mean_kendall_tau"'
+check "ensemble" 0 "$TCOST" ensemble --out "$W/ens.json" --member tg.pt --member xgb.pt
+check "eval ensemble" 0 "$TCOST" eval --model "$W/ens.json" --data "$W/lay" --split test --json
+expect_in "eval ensemble tau" "$W/out" '"mean_kendall_tau"'
+check "ensemble missing member" 1 "$TCOST" ensemble --out "$W/ens2.json" --member absent.pt
+check "ensemble bad weight" 2 "$TCOST" ensemble --out "$W/ens2.json" --member tg.pt --weight 0
 check "rank top" 0 "$TCOST" rank --model "$W/tg.pt" --graph "$W/lay/test" --top 3
 [ "$(awk '{print NF}' "$W/out" | sort -u)" = "4" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: rank --top 3"; cat "$W/out"; }
 
@@ -152,6 +157,11 @@ expect_in "tune rerun reuses" "$W/out" '"measurements":0'
 check "tune tile model" 1 "$TCOST" tune --program matmul_192 --model "$W/xgb.pt" --budget 2 \
   --log "$W/tune2.jsonl"
 check "tune no program" 2 "$TCOST" tune --program "nothing*" --model "$MODEL" --log "$W/t3.jsonl"
+# An ensemble of layout models tunes like one model (the shipped model twice: its ranking).
+check "tune ensemble" 0 "$TCOST" ensemble --out "$W/ens-shipped.json" --member "$MODEL" \
+  --member "$MODEL" --weight 2 --weight 1
+check "tune with ensemble" 0 "$TCOST" tune --program matmul_192 --model "$W/ens-shipped.json" \
+  --budget 4 --log "$W/tune4.jsonl" --json
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -124,6 +124,9 @@ TEST(Models, ForwardAndScoreEqualTheReferenceFormulation) {
     }
     options.push_back(options.back());
     options.back().cross_attention = false;
+    options.push_back(options.back());
+    options.back().cross_attention = true;
+    options.back().config_pool = true;  // the configuration-aware readout
     for (const auto& o : options) {
       auto m = model::make_model(o, {c, g.node_feat_width, g.config_feat_width}, norm);
       // Weights away from their initial values, biases and norms included.
@@ -133,8 +136,8 @@ TEST(Models, ForwardAndScoreEqualTheReferenceFormulation) {
       }
       auto p = model::prepare_graph(g, norm, m->prune_hops());
       for (bool edges : {true, false}) {
-        const std::string what =
-            o.name + " " + collection_name(c) + (edges ? " with edges" : " without edges");
+        const std::string what = o.name + (o.config_pool ? " config-pool " : " ") +
+                                 collection_name(c) + (edges ? " with edges" : " without edges");
         if (!edges) {
           p.input.src = p.input.dst = torch::zeros({0}, torch::kInt64);
           p.input.gcn_norm = torch::zeros({0, 1});
@@ -338,6 +341,125 @@ TEST(AstTraining, AstGcnLearnsSyntaxTreesAndRefusesGraphs) {
   EXPECT_GT(r.mean_kendall_tau, 0.3);
   t.model = "tgraph";  // graph models do not read syntax trees
   EXPECT_THROW(train::train_model(t), UsageError);
+}
+
+// A stand-in syntax-tree model: costs from the trees' node counts, so that an ensemble's view
+// dispatch can be checked without training.
+class TreeSizeModel final : public train::CostModel {
+ public:
+  std::string name() const override { return "tree-size"; }
+  Collection collection() const override { return Collection::kAst; }
+  std::vector<double> score(const Graph&) override { throw InputError("trees only"); }
+  std::vector<double> score(const AstSet& s) override {
+    std::vector<double> c;
+    for (int64_t i = 0; i < s.num_configs; ++i)
+      c.push_back(static_cast<double>(s.node_offsets[i + 1] - s.node_offsets[i]));
+    return c;
+  }
+  void refit(const std::vector<Graph>&, const train::RefitOptions&) override {}
+  void save(const std::string&) const override {}
+};
+
+std::vector<double> zscores(const std::vector<double>& c) {
+  double mean = 0, var = 0;
+  for (double x : c) mean += x / c.size();
+  for (double x : c) var += (x - mean) * (x - mean) / c.size();
+  std::vector<double> z;
+  for (double x : c) z.push_back(var > 0 ? (x - mean) / std::sqrt(var) : 0.0);
+  return z;
+}
+
+// Ensembles: the weighted mean of the members' standardised costs, from the ensemble file
+// `write_ensemble` writes and from save(); graph and syntax-tree members read their own view;
+// bad ensembles are clear errors.
+TEST_F(Training, EnsemblesAverageStandardisedCostsAcrossViews) {
+  TempDir out;
+  for (const std::string name : {"tgraph", "xgb"}) {
+    auto t = options(name, out / (name + ".pt"));
+    t.epochs = 1;
+    train::train_model(t);
+  }
+  const std::string gpath = fs::directory_iterator(fs::path(dir_->str()) / "test")->path().string();
+  const Graph g = load_graph(gpath);
+  const auto a = train::load_cost_model(out / "tgraph.pt", 1)->score(g);
+  const auto b = train::load_cost_model(out / "xgb.pt", 1)->score(g);
+  const auto za = zscores(a), zb = zscores(b);
+
+  train::write_ensemble(out / "ens.json", {"tgraph.pt", out / "xgb.pt"}, {3.0, 1.0});
+  const auto ens = train::load_cost_model(out / "ens.json", 1);
+  EXPECT_EQ(ens->name(), "ensemble");
+  EXPECT_EQ(ens->collection(), Collection::kLayout);
+  const auto c = ens->score(g);
+  ASSERT_EQ(c.size(), a.size());
+  for (size_t i = 0; i < c.size(); ++i) EXPECT_NEAR(c[i], (3 * za[i] + zb[i]) / 4, 1e-9);
+  // Equal weights by default; save() writes the members beside the file and reads back.
+  train::write_ensemble(out / "equal.json", {"tgraph.pt", "xgb.pt"});
+  const auto eq = train::load_cost_model(out / "equal.json", 1);
+  const auto ce = eq->score(g);
+  for (size_t i = 0; i < ce.size(); ++i) EXPECT_NEAR(ce[i], (za[i] + zb[i]) / 2, 1e-9);
+  eq->save(out / "saved.json");
+  EXPECT_TRUE(fs::exists(out / "saved.json.member0"));
+  const auto cs = train::load_cost_model(out / "saved.json", 1)->score(g);
+  for (size_t i = 0; i < cs.size(); ++i) EXPECT_NEAR(cs[i], ce[i], 1e-6);
+  // eval reads the ensemble like a checkpoint.
+  train::EvalOptions e;
+  e.model = out / "ens.json";
+  e.data = dir_->str();
+  e.threads = 1;
+  EXPECT_GT(train::evaluate_model(e).mean_kendall_tau, 0.2);
+
+  // A syntax-tree member: the ensemble needs both views, and says so when given one.
+  SynthOptions so;
+  so.configs = g.num_configs;
+  AstSet trees = make_synth_ast(so, 0);
+  trees.runtime_ns = g.runtime_ns;
+  std::vector<std::unique_ptr<train::CostModel>> members;
+  members.push_back(train::load_cost_model(out / "tgraph.pt", 1));
+  members.push_back(std::make_unique<TreeSizeModel>());
+  const auto mixed = train::make_ensemble(std::move(members));
+  EXPECT_EQ(mixed->collection(), Collection::kAst);
+  EXPECT_EQ(mixed->collections(), (std::vector<Collection>{Collection::kLayout, Collection::kAst}));
+  EXPECT_THROW(mixed->score(g), InputError);
+  EXPECT_THROW(mixed->score(trees), InputError);
+  EXPECT_THROW(mixed->score(train::Views{&g, nullptr}), InputError);
+  const auto cm = mixed->score(train::Views{&g, &trees});
+  const auto zt = zscores(TreeSizeModel().score(trees));
+  ASSERT_EQ(cm.size(), za.size());
+  for (size_t i = 0; i < cm.size(); ++i) EXPECT_NEAR(cm[i], (za[i] + zt[i]) / 2, 1e-9);
+  // Evaluated from a root holding both views side by side; twins must match.
+  fs::create_directories(out / "views/layout/test");
+  fs::create_directories(out / "views/ast/test");
+  save_graph(out / "views/layout/test/p.npz", g, false);
+  save_ast(out / "views/ast/test/p.npz", trees, false);
+  const ScoreReport r = train::evaluate_cost_model(*mixed, out / "views", "test");
+  ASSERT_EQ(r.per_graph.size(), 1u);
+  EXPECT_NEAR(r.per_graph[0].kendall_tau, kendall_tau_b(cm, g.targets()), 1e-12);
+  AstSet other = trees;
+  other.runtime_ns.back() += 1;
+  save_ast(out / "views/ast/test/p.npz", other, false);
+  EXPECT_THROW(train::evaluate_cost_model(*mixed, out / "views", "test"), InputError);
+  fs::remove(out / "views/ast/test/p.npz");
+  EXPECT_THROW(train::evaluate_cost_model(*mixed, out / "views", "test"), InputError);
+
+  // Bad ensembles.
+  EXPECT_THROW(train::make_ensemble({}), UsageError);
+  EXPECT_THROW(train::write_ensemble(out / "w.json", {"tgraph.pt"}, {0.0}), UsageError);
+  EXPECT_THROW(train::write_ensemble(out / "w.json", {"tgraph.pt"}, {1.0, 1.0}), UsageError);
+  EXPECT_THROW(train::write_ensemble(out / "w.json", {"missing.pt"}), InputError);
+  const auto write = [&](const std::string& file, const std::string& text) {
+    std::ofstream f(out / file);
+    f << text;
+  };
+  write("broken.json", "{\"format\": \"tcost-ensemble\", \"members\": [");
+  write("other.json", "{\"format\": \"something\"}");
+  write("cycle.json",
+        "{\"format\": \"tcost-ensemble\", \"members\": [{\"checkpoint\": \"cycle.json\"}]}");
+  write("noweight.json",
+        "{\"format\": \"tcost-ensemble\", \"members\": [{\"checkpoint\": \"xgb.pt\", "
+        "\"weight\": \"x\"}]}");
+  for (const char* f : {"broken.json", "other.json", "cycle.json", "noweight.json"}) {
+    EXPECT_THROW(train::load_cost_model(out / f, 1), InputError) << f;
+  }
 }
 
 TEST_F(Training, BadCheckpointsAreInputErrors) {

@@ -235,6 +235,26 @@ class Models(unittest.TestCase):
         for c in got:
             np.testing.assert_allclose(c, want, rtol=1e-6)
 
+    def test_an_ensemble_standardises_and_averages(self):
+        g = tcost.load(GRAPH)
+        trees = tcost.load(GRAPH.replace(os.sep + "layout" + os.sep, os.sep + "ast" + os.sep))
+        with tempfile.TemporaryDirectory() as d:
+            ens = os.path.join(d, "two.ens")
+            subprocess.run([BIN, "ensemble", "--out", ens, "--member", os.path.abspath(MODEL),
+                            "--member", os.path.abspath(MODEL), "--weight", "1", "--weight", "3"],
+                           check=True, capture_output=True)
+            m = tcost.Model(ens, threads=1)
+            self.assertEqual((m.name, m.collections), ("ensemble", ["layout"]))
+            c = self.model.predict(g)
+            want = (c - c.mean()) / c.std()
+            np.testing.assert_allclose(m.predict(g), want, rtol=1e-6, atol=1e-9)
+            # Given the syntax trees too, a layout-only ensemble reads the graph alone.
+            np.testing.assert_allclose(m.predict(g, ast=trees), want, rtol=1e-6, atol=1e-9)
+            with open(os.path.join(d, "bad.ens"), "w") as f:
+                f.write('{"format": "tcost-ensemble", "members": [{"checkpoint": "absent.pt"}]}')
+            with self.assertRaisesRegex(tcost.Error, "absent.pt"):
+                tcost.Model(os.path.join(d, "bad.ens"))
+
     def test_score_matches_the_cli(self):
         with tempfile.TemporaryDirectory() as d:
             pred = os.path.join(d, "pred.csv")
