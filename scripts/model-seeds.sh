@@ -5,7 +5,8 @@
 # mean Kendall tau (mean over graphs, then mean ± sd over seeds) and geomean slowdown@1 and @5,
 # per test family and overall, next to the data's noise ceilings from its manifest. Then the
 # ensembles (`tcost ensemble`, standardised costs averaged) of each seed's models, scored from
-# both views.
+# both views. An ensemble is MEMBER+MEMBER..., each member optionally MODEL*WEIGHT (default 1).
+# REUSE=1 keeps checkpoints already in out/model-seeds (scores only what is missing).
 # usage: scripts/model-seeds.sh [SEEDS...]   (after scripts/build.sh; about 10 minutes)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,32 +18,38 @@ for m in gcn-baseline sage tgraph xgb ast-gcn; do
   data=data/halide/layout
   [ "$m" = ast-gcn ] && data=data/halide/ast
   for s in "${SEEDS[@]}"; do
+    [ -n "${REUSE:-}" ] && [ -f "$OUT/$m-$s.pt" ] && continue
     build/tcost train --data "$data" --model "$m" --seed "$s" --out "$OUT/$m-$s.pt" --quiet \
       --threads 1 >/dev/null
   done
 done
-ENSEMBLES=(tgraph+xgb tgraph+ast-gcn tgraph+ast-gcn+xgb)
+ENSEMBLES=(tgraph+xgb tgraph+ast-gcn "tgraph+ast-gcn*3" tgraph+ast-gcn+xgb)
 for e in "${ENSEMBLES[@]}"; do
   for s in "${SEEDS[@]}"; do
-    members=()
+    args=()
     IFS=+ read -r -a parts <<<"$e"
-    for m in "${parts[@]}"; do members+=(--member "$m-$s.pt"); done
-    build/tcost ensemble --out "$OUT/$e-$s.ens" "${members[@]}" >/dev/null
+    for m in "${parts[@]}"; do
+      w=1
+      [[ "$m" == *"*"* ]] && w=${m#*\*}
+      args+=(--member "${m%\**}-$s.pt" --weight "$w")
+    done
+    build/tcost ensemble --out "$OUT/$e-$s.ens" "${args[@]}" >/dev/null
   done
 done
-PYTHONPATH=build/python /usr/bin/python3 - "$OUT" "${SEEDS[@]}" <<'PYEOF'
+PYTHONPATH=build/python /usr/bin/python3 - "$OUT" "${ENSEMBLES[@]}" -- "${SEEDS[@]}" <<'PYEOF'
 import glob, json, math, os, re, sys
 import numpy as np
 import tcost
-out, seeds = sys.argv[1], sys.argv[2:]
+out = sys.argv[1]
+cut = sys.argv.index("--")
+ensembles, seeds = sys.argv[2:cut], sys.argv[cut + 1:]
 noise = json.load(open("data/halide/manifest.json"))["noise"]
 family = lambda name: re.sub(r"_[0-9][0-9x]*$", "", name)
 rows = {}
 files = sorted(glob.glob("data/halide/layout/test/*.npz"))
 names = [os.path.basename(f)[:-4] for f in files]
 views = {v: [tcost.load(f"data/halide/{v}/test/{n}.npz") for n in names] for v in ("layout", "ast")}
-for m in ["gcn-baseline", "sage", "tgraph", "xgb", "ast-gcn",
-          "tgraph+xgb", "tgraph+ast-gcn", "tgraph+ast-gcn+xgb"]:
+for m in ["gcn-baseline", "sage", "tgraph", "xgb", "ast-gcn"] + ensembles:
     per_seed = []  # per seed: {family: ([tau], [s1], [s5])}
     for s in seeds:
         path = f"{out}/{m}-{s}." + ("ens" if "+" in m else "pt")
