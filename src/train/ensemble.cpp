@@ -34,6 +34,13 @@ namespace {
 
 constexpr const char* kFormat = "tcost-ensemble";
 
+// A member checkpoint named in an ensemble file: relative paths are read from the file's
+// directory.
+std::string member_path(const std::string& ensemble_file, const std::string& checkpoint) {
+  if (fs::path(checkpoint).is_absolute()) return checkpoint;
+  return (fs::path(ensemble_file).parent_path() / checkpoint).string();
+}
+
 // Costs standardised over a program's configurations: mean 0, standard deviation 1 (all zero
 // when they tie).
 std::vector<double> standardised(std::vector<double> c) {
@@ -171,9 +178,8 @@ std::unique_ptr<CostModel> make_ensemble(std::vector<std::unique_ptr<CostModel>>
 void write_ensemble(const std::string& path, const std::vector<std::string>& checkpoints,
                     const std::vector<double>& weights) {
   std::vector<std::unique_ptr<CostModel>> members;
-  const fs::path dir = fs::path(path).parent_path();
   for (const auto& c : checkpoints) {
-    members.push_back(load_cost_model(fs::path(c).is_absolute() ? c : (dir / c).string()));
+    members.push_back(load_cost_model(member_path(path, c)));
   }
   const EnsembleCostModel check(std::move(members), weights);  // the same checks as loading
   EnsembleCostModel::write_file(
@@ -213,13 +219,11 @@ std::unique_ptr<CostModel> load_ensemble(const std::string& path, int threads) {
   }
   std::vector<std::unique_ptr<CostModel>> members;
   std::vector<double> weights;
-  const fs::path dir = fs::path(path).parent_path();
   for (const auto& m : j["members"]) {
     if (!m.is_object() || !m.contains("checkpoint") || !m["checkpoint"].is_string())
       throw InputError(fmt::format("{}: an ensemble member without a checkpoint path", path));
     const std::string c = m["checkpoint"].get<std::string>();
-    const std::string resolved = fs::path(c).is_absolute() ? c : (dir / c).string();
-    members.push_back(load_cost_model(resolved, threads));
+    members.push_back(load_cost_model(member_path(path, c), threads));
     const auto& w = m.contains("weight") ? m["weight"] : nlohmann::json(1.0);
     if (!w.is_number())
       throw InputError(fmt::format("{}: the weight of {} is not a number", path, c));
