@@ -75,6 +75,9 @@ void register_collect(CLI::App& app) {
                   "minimum")
       ->capture_default_str()
       ->check(CLI::Range(1, 10));
+  cmd->add_flag("--recorded", o->recorded,
+                "Sample nothing new: measure the schedules on record again until each has "
+                "--passes measurements under this run's Halide target");
   auto shard = std::make_shared<std::string>();
   cmd->add_option("--shard", *shard,
                   "I/N: measure only share I (from 0) of N, balanced by expected cost; join the "

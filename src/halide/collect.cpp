@@ -78,9 +78,10 @@ CrossSession cross_session_noise(const ResultLog& log) {
     if (first == nullptr || !first->value("ok", false)) continue;
     Pairs& p = by_program[rec.value("instance", "")];
     p.family = rec.value("family", "");
-    // Each side's best over its passes (collect --passes).
-    p.old_best.push_back(best_of_passes(log, *first));
-    p.new_best.push_back(best_of_passes(log, rec));
+    // Each side's best over its passes (collect --passes), under the session's target.
+    const std::string target = rec.value("target", "");
+    p.old_best.push_back(best_of_passes(log, *first, target));
+    p.new_best.push_back(best_of_passes(log, rec, target));
     if (first->value("median_ns", 0.0) > 0 && rec.value("median_ns", 0.0) > 0) {
       p.old_median.push_back(first->value("median_ns", 0.0));
       p.new_median.push_back(rec.value("median_ns", 0.0));
@@ -293,20 +294,46 @@ CollectSummary collect(const CollectOptions& o) {
     out_of_time = out_of_time || b.out_of_time;
   };
   std::vector<MeasureJob> first;
-  for (size_t i = 0; i < programs.size(); ++i) {
-    for (const auto& s : planned[i])
-      first.push_back({&programs[i], s, measurement_key(programs[i], s), 1, nullptr, ""});
+  if (o.recorded) {
+    // The schedules on record instead of a sample: only repeats are measured.
+    const auto on_record = first_pass_by_program(log);
+    for (const auto& p : programs) {
+      const auto it = on_record.find(p.name());
+      if (it == on_record.end()) continue;
+      for (size_t i : it->second) {
+        const auto& rec = log.records()[i];
+        first.push_back({&p, schedule_from_json(rec.at("schedule")),
+                         rec.at("key").get<std::string>(), 1, nullptr, ""});
+      }
+    }
+  } else {
+    for (size_t i = 0; i < programs.size(); ++i) {
+      for (const auto& s : planned[i])
+        first.push_back({&programs[i], s, measurement_key(programs[i], s), 1, nullptr, ""});
+    }
   }
-  // Passes 2..K of `jobs`, each over every job whose earlier measurement is on record.
+  // Rounds 1..K of repeats of `jobs`: round r measures again every job with fewer than r
+  // measurements under this run's target (its first one included), as the next repeat on
+  // record. A schedule first measured under this target gets K - 1 repeats; one first measured
+  // under another target (whose runtime then no longer counts: best_of_passes) gets K. Each
+  // round covers all jobs before the next starts, so one schedule's measurements are apart.
+  std::map<const Program*, std::string> targets;
+  const auto target_of = [&](const Program* p) -> const std::string& {
+    auto it = targets.find(p);
+    if (it == targets.end()) it = targets.emplace(p, target_name(*p)).first;
+    return it->second;
+  };
   const auto repeat = [&](const std::vector<MeasureJob>& jobs) {
-    for (int k = 2; k <= o.passes && !out_of_time; ++k) {
+    for (int round = 1; round <= o.passes && !out_of_time; ++round) {
       std::vector<MeasureJob> again;
       for (const auto& j : jobs) {
         const nlohmann::json* rec = log.find(j.key);
-        if (rec != nullptr && rec->value("ok", false))
-          again.push_back({j.program, j.schedule, repeat_key(j.key, k), 5, nullptr, j.session});
+        if (rec == nullptr || !rec->value("ok", false)) continue;
+        if (passes_under(log, *rec, target_of(j.program)) >= round) continue;
+        const int k = static_cast<int>(passes_of(log, *rec).size()) + 1;
+        again.push_back({j.program, j.schedule, repeat_key(j.key, k), 5, nullptr, j.session});
       }
-      run(fmt::format("pass {}", k).c_str(), again);
+      if (!again.empty()) run(fmt::format("pass {}", round).c_str(), again);
     }
   };
   // A cross-session run measures again what is on record, nothing new.
@@ -351,7 +378,7 @@ CollectSummary collect(const CollectOptions& o) {
     for (const auto& p : programs) {
       const auto it = measured.find(p.name());
       if (it == measured.end()) continue;
-      // Only first measurements taken under this run's target: another target compiles other
+      // Only schedules measured under this run's target: another target compiles other
       // code, and its runtimes would not measure noise. Records that do not say their target
       // are taken when none of the program's does.
       const std::string target = target_name(p);
@@ -360,7 +387,7 @@ CollectSummary collect(const CollectOptions& o) {
         const auto& rec = log.records()[i];
         if (!rec.contains("target")) {
           unknown.push_back(i);
-        } else if (rec.value("target", "") == target) {
+        } else if (passes_under(log, rec, target) > 0) {
           same.push_back(i);
         }
       }
@@ -395,7 +422,7 @@ CollectSummary collect(const CollectOptions& o) {
     const auto it = measured.find(in.name);
     if (it == measured.end()) continue;
     const Program p = zoo_program(in.name);
-    const Measured m = measured_configs(log, it->second, p.info());
+    const Measured m = measured_configs(log, it->second, p.info(), target_name(p));
     if (m.normalizer_ns <= 0 || m.schedules.size() < 2) continue;  // not measured (yet)
     write_datasets(o.out, in, p, m, o.ast, summary);
   }

@@ -56,6 +56,11 @@ struct CollectOptions {
   // its runtime is the minimum: repetition in separate processes spaced in time is what the
   // protocol study found to cut cross-session noise (docs/collect.md).
   int passes = 1;
+  // --recorded: measure again the schedules on record (every successful first measurement of
+  // the chosen programs) instead of sampling new ones: with --passes K, each ends with K
+  // measurements under this run's Halide target (collect's repeat rounds). This is how a
+  // collection taken with fewer passes, or under another target, is brought to the protocol.
+  bool recorded = false;
 };
 
 // The programs (indices into `costs`) of shard `index` of `count`: programs in decreasing

@@ -28,27 +28,50 @@ std::string repeat_key(const std::string& key, int k) {
   return "repeat|" + std::to_string(k) + "|" + key;
 }
 
-double best_of_passes(const ResultLog& log, const nlohmann::json& record) {
-  double best = record.value("ok", false) ? record.value("best_ns", 0.0) : 0.0;
+std::vector<const nlohmann::json*> passes_of(const ResultLog& log, const nlohmann::json& record) {
+  std::vector<const nlohmann::json*> out{&record};
   const std::string key = record.at("key").get<std::string>();
   for (int k = 2;; ++k) {
     const nlohmann::json* r = log.find(repeat_key(key, k));
     if (r == nullptr) break;
+    out.push_back(r);
+  }
+  return out;
+}
+
+int passes_under(const ResultLog& log, const nlohmann::json& record, const std::string& target) {
+  int n = 0;
+  for (const auto* r : passes_of(log, record)) n += r->value("target", "") == target ? 1 : 0;
+  return n;
+}
+
+double best_of_passes(const ResultLog& log, const nlohmann::json& record,
+                      const std::string& target) {
+  const auto all = passes_of(log, record);
+  bool any_under = false;
+  for (const auto* r : all) {
+    any_under = any_under || (!target.empty() && r->value("ok", false) &&
+                              r->value("target", "") == target && r->value("best_ns", 0.0) > 0);
+  }
+  double best = 0;
+  for (const auto* r : all) {
     const double ns = r->value("best_ns", 0.0);
-    if (r->value("ok", false) && ns > 0 && (best <= 0 || ns < best)) best = ns;
+    if (!r->value("ok", false) || ns <= 0) continue;
+    if (any_under && r->value("target", "") != target) continue;
+    if (best <= 0 || ns < best) best = ns;
   }
   return best;
 }
 
 Measured measured_configs(const ResultLog& log, const std::vector<size_t>& positions,
-                          const ProgramInfo& p) {
+                          const ProgramInfo& p, const std::string& target) {
   Measured m;
   const std::string default_key = schedule_key(default_schedule(p));
   for (size_t i : positions) {
     const auto& rec = log.records()[i];
     Schedule s = schedule_from_json(rec.at("schedule"));
     check_schedule(p, s);
-    const auto ns = std::max<int64_t>(1, static_cast<int64_t>(best_of_passes(log, rec)));
+    const auto ns = std::max<int64_t>(1, static_cast<int64_t>(best_of_passes(log, rec, target)));
     if (schedule_key(s) == default_key) m.normalizer_ns = ns;
     m.schedules.push_back(std::move(s));
     m.runtime_ns.push_back(ns);

@@ -29,13 +29,20 @@ struct Measured {
 // "repeat|k|KEY", pass 5.
 std::string repeat_key(const std::string& key, int k);
 // The best run of a measurement and of its repeats on record (the minimum over the ok ones);
-// 0 when none is ok.
-double best_of_passes(const ResultLog& log, const nlohmann::json& record);
+// 0 when none is ok. With `target`, only the measurements taken under that Halide target count
+// when there is at least one (another target compiles other code); otherwise all do.
+double best_of_passes(const ResultLog& log, const nlohmann::json& record,
+                      const std::string& target = "");
+// The measurement `record` and its repeats on record, in order (first, repeat 2, 3, ...).
+std::vector<const nlohmann::json*> passes_of(const ResultLog& log, const nlohmann::json& record);
+// How many of them were taken under `target` (ok or not).
+int passes_under(const ResultLog& log, const nlohmann::json& record, const std::string& target);
 
 // The configurations of one program: the records at `positions` (first_pass_by_program), each
 // with the best of its passes.
+// `target`: as for best_of_passes.
 Measured measured_configs(const ResultLog& log, const std::vector<size_t>& positions,
-                          const ProgramInfo& p);
+                          const ProgramInfo& p, const std::string& target = "");
 
 void write_datasets(const std::string& out, const InstanceName& in, const Program& program,
                     const Measured& m, bool with_ast, CollectSummary& summary);

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "halide/datasets.h"
 #include "halide/zoo.h"
 
 namespace fs = std::filesystem;
@@ -74,12 +75,17 @@ void write_manifest(const CollectOptions& o, const MeasureOptions& mo, const Res
   nlohmann::json counts;
   int64_t failed_timeout = 0, failed_crash = 0, failed_other = 0, first_pass = 0;
   std::map<std::string, int64_t> ok_by_program, tried_by_program;
+  // Schedules by how many measurements they have under this run's target (collect --passes,
+  // --recorded): the datasets take the best of those.
+  const std::string target = jit_target_name();
+  std::map<std::string, int64_t> by_passes;
   for (const auto& rec : log.records()) {
     if (rec.value("pass", 1) != 1) continue;
     ++first_pass;
     ++tried_by_program[rec.value("instance", "")];
     if (rec.value("ok", false)) {
       ++ok_by_program[rec.value("instance", "")];
+      ++by_passes[std::to_string(passes_under(log, rec, target))];
       continue;
     }
     const std::string kind = failure_kind(rec.value("error", ""));
@@ -105,6 +111,7 @@ void write_manifest(const CollectOptions& o, const MeasureOptions& mo, const Res
         {"fewest_configs_per_program", fewest}};
   }
   counts["measurements_first_pass"] = first_pass;
+  counts["schedules_by_measurements_under_target"] = by_passes;
   int64_t tried_min = -1, tried_max = 0;  // the default and the samples, failures included
   for (const auto& [name, n] : tried_by_program) {
     tried_min = tried_min < 0 ? n : std::min(tried_min, n);

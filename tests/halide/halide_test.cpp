@@ -427,8 +427,6 @@ TEST(Collect, MeasuresWritesAndResumes) {
   std::filesystem::remove_all(dir);
 }
 
-// A collection killed mid-way (SIGKILL) keeps every measurement it finished; the restart
-// measures only the rest.
 // --passes 2 measures every schedule twice, pass after pass, and the datasets keep the minimum;
 // --cross-session then measures the schedules again twice, measures nothing new, and the
 // manifest's noise block compares minimum with minimum.
@@ -478,6 +476,66 @@ TEST(Collect, PassesKeepTheMinimumAndCrossSessionComparesThem) {
   std::filesystem::remove_all(dir);
 }
 
+// --recorded --passes 2 samples nothing: it measures the schedules on record again until each
+// has two measurements under this run's target. A schedule first measured under another target
+// gets two new ones, and its old runtime no longer counts.
+TEST(Collect, RecordedBringsEverySchedulesMeasurementsToThePasses) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("tcost_recorded_" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  CollectOptions o;
+  o.out = dir.string();
+  o.pipelines = "matmul_192";
+  o.configs_per_graph = 2;
+  o.ast = false;
+  collect(o);
+  const auto path = dir / "measurements.jsonl";
+  std::vector<nlohmann::json> records;
+  {
+    std::ifstream in(path);
+    for (std::string line; std::getline(in, line);) records.push_back(nlohmann::json::parse(line));
+  }
+  ASSERT_EQ(records.size(), 3u);  // the default and 2 samples, measured once
+  ASSERT_TRUE(records[1].value("ok", false));
+  const std::string current = records[1].at("target").get<std::string>();
+  // As if measured under another target, impossibly fast: it must not count any more.
+  records[1]["target"] = "x86-64-linux-another";
+  records[1]["best_ns"] = 1.0;
+  {
+    std::ofstream out(path, std::ios::trunc);
+    for (const auto& r : records) out << r.dump() << "\n";
+  }
+  o.recorded = true;
+  o.passes = 2;
+  o.configs_per_graph = 10;  // would plan new schedules: --recorded measures none
+  const CollectSummary s = collect(o);
+  EXPECT_EQ(s.measured + s.failed, 4);  // one repeat each, two for the retargeted one
+  const ResultLog log(path.string());
+  EXPECT_EQ(log.records().size(), 7u);
+  const std::string key = records[1].at("key").get<std::string>();
+  const nlohmann::json* r2 = log.find(repeat_key(key, 2));
+  const nlohmann::json* r3 = log.find(repeat_key(key, 3));
+  ASSERT_NE(r2, nullptr);
+  ASSERT_NE(r3, nullptr);
+  EXPECT_EQ(r2->value("target", ""), current);
+  EXPECT_EQ(passes_under(log, *log.find(key), current), 2);
+  EXPECT_EQ(log.find(repeat_key(records[0].at("key").get<std::string>(), 3)), nullptr);
+  const double best = best_of_passes(log, *log.find(key), current);
+  EXPECT_EQ(best, std::min(r2->value("best_ns", 0.0), r3->value("best_ns", 0.0)));
+  EXPECT_EQ(best_of_passes(log, *log.find(key)), 1.0);  // without a target, every pass counts
+  const Graph g = load_graph((dir / "layout/train/matmul_192.npz").string());
+  ASSERT_EQ(g.num_configs, 3);
+  EXPECT_EQ(g.runtime_ns[1], static_cast<int64_t>(best));
+  std::ifstream in(dir / "manifest.json");
+  const auto manifest = nlohmann::json::parse(in);
+  EXPECT_EQ(manifest.at("counts").at("schedules_by_measurements_under_target").at("2"), 3);
+  const CollectSummary again = collect(o);
+  EXPECT_EQ(again.measured + again.failed, 0);
+  std::filesystem::remove_all(dir);
+}
+
+// A collection killed mid-way (SIGKILL) keeps every measurement it finished; the restart
+// measures only the rest.
 TEST(Collect, KillingACollectionLosesNoFinishedMeasurement) {
   const auto dir =
       std::filesystem::temp_directory_path() / ("tcost_collect_kill_" + std::to_string(getpid()));
