@@ -4,7 +4,8 @@
 # fold, a model is trained on the other folds' programs (3 of their families, seeded, serve for
 # early stopping) and scored on the fold's programs. Settings are NAME:VIEW:TRAIN-OPTIONS
 # (VIEW: layout graphs or ast syntax trees); ensembles are NAME=MEMBER+MEMBER... of settings
-# (`tcost ensemble`: standardised costs averaged), scored from both views. Every setting is
+# (`tcost ensemble`: standardised costs averaged; a member MEMBER*W has weight W, default 1),
+# scored from both views. Every setting is
 # trained once per seed; prints, per setting, the mean test Kendall tau over folds (mean ± sd
 # over seeds), and the per-fold means over seeds.
 # usage: scripts/kfold.sh [K] [SEED...]   (after scripts/build.sh; about 12 minutes a seed)
@@ -32,6 +33,7 @@ ENSEMBLES=(
   "ast-gcn+xgb=ast-gcn+xgb"
   "tgraph+ast-gcn+xgb=tgraph+ast-gcn+xgb"
   "tgraph-listmle+ast-gcn+xgb=tgraph-listmle+ast-gcn+xgb"
+  "tgraph+ast-gcn-w3=tgraph+ast-gcn*3"
 )
 rm -rf "$OUT" && mkdir -p "$OUT"
 # Fold directories of symbolic links, both views side by side: fold f's test split is its
@@ -74,7 +76,11 @@ for seed in "${SEEDS[@]}"; do
       name=${e%%=*}
       members=()
       IFS=+ read -r -a parts <<<"${e#*=}"
-      for m in "${parts[@]}"; do members+=(--member "$m-$f-$seed.pt"); done
+      for m in "${parts[@]}"; do
+        w=1
+        [[ "$m" == *"*"* ]] && w=${m#*\*}
+        members+=(--member "${m%\**}-$f-$seed.pt" --weight "$w")
+      done
       build/tcost ensemble --out "$OUT/$name-$f-$seed.ens" "${members[@]}" >/dev/null
       build/tcost eval --model "$OUT/$name-$f-$seed.ens" --data "$OUT/fold$f" --split test \
         --json --threads 1 >"$OUT/$name-$f-$seed.json"

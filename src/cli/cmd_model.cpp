@@ -98,6 +98,9 @@ void register_model_commands(CLI::App& app) {
                    "Validation configs per graph (0 = all)")
       ->capture_default_str();
   train->add_flag("--resume", t->resume, "Continue from OUT.resume");
+  train->add_option("--init", t->init,
+                    "Start from this checkpoint's weights where names and shapes match "
+                    "(fine-tune a pretrained model)");
   train->add_option("--stop-after", t->stop_after, "End this run after N epochs (resume later)")
       ->check(CLI::Range(0, 100000));
   train->add_option("--log", t->log, "JSON-lines training log (default OUT.log.jsonl)");

@@ -40,6 +40,9 @@ struct TrainOptions {
   int64_t max_valid_configs = 1000;  // validation subsample per graph (0 = all)
   int threads = 0;                   // 0: LibTorch's default (all cores)
   bool resume = false;               // continue from OUT.resume
+  // Start from the weights of this checkpoint (same model kind) where names and shapes match:
+  // pretraining, then fine-tuning. Ignored with --resume (the resumed state holds them).
+  std::string init;
   int stop_after = 0;  // end this run after N epochs (0 = never); continue with resume
   std::string log;     // JSON-lines log; default OUT.log.jsonl
   bool quiet = false;  // no per-epoch lines on stdout

@@ -140,6 +140,8 @@ class EnsembleCostModel final : public CostModel {
     write_file(path, files, weights_);
   }
 
+  const std::vector<double>& weights() const { return weights_; }
+
   // The ensemble file: member paths as given, weights.
   static void write_file(const std::string& path, const std::vector<std::string>& checkpoints,
                          const std::vector<double>& weights) {
@@ -181,9 +183,9 @@ void write_ensemble(const std::string& path, const std::vector<std::string>& che
   for (const auto& c : checkpoints) {
     members.push_back(load_cost_model(member_path(path, c)));
   }
-  const EnsembleCostModel check(std::move(members), weights);  // the same checks as loading
-  EnsembleCostModel::write_file(
-      path, checkpoints, weights.empty() ? std::vector<double>(checkpoints.size(), 1.0) : weights);
+  // The same checks as loading; the weights as the ensemble completes them (equal by default).
+  const EnsembleCostModel check(std::move(members), weights);
+  EnsembleCostModel::write_file(path, checkpoints, check.weights());
 }
 
 bool is_ensemble_file(const std::string& path) {

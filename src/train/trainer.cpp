@@ -185,6 +185,46 @@ TrainingData load_training_data(const Dataset& ds, const TrainOptions& o, bool a
   return d;
 }
 
+// --init: copies into `ck`'s fresh model every parameter and buffer of the model in `path` (a
+// checkpoint of the same kind) that has the same name and shape; the rest, such as input
+// layers of other feature widths, keep their fresh initialisation. The normaliser stays the
+// one fitted on this training data. This is how a model pretrained on other data (synthetic
+// graphs) is fine-tuned.
+void start_from(const std::string& path, Checkpoint& ck, bool quiet) {
+  const Checkpoint pre = load_checkpoint(path);
+  if (!pre.model) throw UsageError(fmt::format("--init {}: holds no neural model", path));
+  if (pre.meta.model.name != ck.meta.model.name) {
+    throw UsageError(fmt::format("--init {}: holds a '{}' model, not '{}'", path,
+                                 pre.meta.model.name, ck.meta.model.name));
+  }
+  torch::NoGradGuard no_grad;
+  int64_t copied = 0, total = 0;
+  std::vector<std::string> fresh;
+  const auto copy = [&](const torch::OrderedDict<std::string, torch::Tensor>& from,
+                        torch::OrderedDict<std::string, torch::Tensor> to) {
+    for (auto& item : to) {
+      ++total;
+      const torch::Tensor* src = from.find(item.key());
+      if (src != nullptr && src->sizes() == item.value().sizes()) {
+        item.value().copy_(*src);
+        ++copied;
+      } else {
+        fresh.push_back(item.key());
+      }
+    }
+  };
+  copy(pre.model->named_parameters(), ck.model->named_parameters());
+  copy(pre.model->named_buffers(), ck.model->named_buffers());
+  if (copied == 0) {
+    throw UsageError(fmt::format(
+        "--init {}: no parameter has the name and shape of this model's (other --hidden?)", path));
+  }
+  if (!quiet) {
+    fmt::print("--init {}: {} of {} tensors copied; fresh: {}\n", path, copied, total,
+               fresh.empty() ? std::string("none") : fmt::format("{}", fmt::join(fresh, ", ")));
+  }
+}
+
 // A fresh model (normaliser fitted on the training split) or the state of OUT.resume.
 Checkpoint start_or_resume(const TrainOptions& o, const std::vector<std::string>& train_files,
                            bool ast_data, const std::string& resume_path) {
@@ -214,6 +254,7 @@ Checkpoint start_or_resume(const TrainOptions& o, const std::vector<std::string>
       mo,
       {ck.normalizer.collection, ck.normalizer.node_feat_width, ck.normalizer.config_feat_width},
       ck.normalizer);
+  if (!o.init.empty()) start_from(o.init, ck, o.quiet);
   return ck;
 }
 
@@ -339,6 +380,8 @@ std::string shared_file(const std::string& path, ProcessGroup* pg) {
 void train_model(const TrainOptions& o) {
   const DistEnv env = dist_env_from_environment();
   if (o.model == "xgb") {
+    if (!o.init.empty())
+      throw UsageError("--init starts a neural model from another's weights; xgb has none");
     if (env.world > 1) {
       throw UsageError(
           "xgb does not train distributed: Debian's XGBoost has no tracker to start its own "

@@ -276,6 +276,34 @@ TEST_F(Training, ResumeContinuesWhereItStopped) {
   for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-4 * (1 + std::abs(a[i])));
 }
 
+// --init starts a model from another checkpoint's weights (pretraining, then fine-tuning): with
+// a zero learning rate the fine-tuned model is the pretrained one; the model kind must match.
+TEST_F(Training, InitStartsFromAnotherCheckpointsWeights) {
+  TempDir out;
+  auto pre = options("tgraph", out / "pre.pt");
+  train::train_model(pre);
+  auto tune = options("tgraph", out / "tuned.pt");
+  tune.init = pre.out;
+  tune.lr = 0;
+  tune.epochs = 1;
+  train::train_model(tune);
+  const std::string g = fs::directory_iterator(fs::path(dir_->str()) / "valid")->path().string();
+  EXPECT_EQ(train::predict_costs(tune.out, g), train::predict_costs(pre.out, g));
+  auto fresh = tune;
+  fresh.init.clear();
+  fresh.out = out / "fresh.pt";
+  train::train_model(fresh);
+  EXPECT_NE(train::predict_costs(fresh.out, g), train::predict_costs(pre.out, g));
+  auto sage = options("sage", out / "sage.pt");
+  sage.epochs = 1;
+  train::train_model(sage);
+  tune.init = sage.out;
+  EXPECT_THROW(train::train_model(tune), UsageError);
+  auto xgb = options("xgb", out / "x.pt");
+  xgb.init = pre.out;
+  EXPECT_THROW(train::train_model(xgb), UsageError);
+}
+
 // The in-memory cost model: loaded once, it scores graphs as the files' predictions do,
 // refits on new measurements (its ranking of them improves) and saves what it learned.
 TEST_F(Training, InMemoryCostModelScoresRefitsAndSaves) {
