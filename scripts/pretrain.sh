@@ -37,13 +37,15 @@ done
 python3 - "$OUT" "${SEEDS[@]}" <<'PY'
 import json, statistics, sys
 out, seeds = sys.argv[1], sys.argv[2:]
-print(f"| model | from scratch | pretrained on synthetic data, then fine-tuned | (test tau, mean ± sd over seeds {', '.join(seeds)}) |")
-print("|---|---|---|---|")
+print(f"Mean test Kendall tau ± sd over seeds {', '.join(seeds)}.")
+print()
+print("| model | from scratch | pretrained on synthetic data, then fine-tuned |")
+print("|---|---|---|")
 for model in ("tgraph", "ast-gcn"):
     cells = []
     for start in ("scratch", "pretrained"):
         t = [json.load(open(f"{out}/{model}-{start}-{s}.json"))["mean_kendall_tau"] for s in seeds]
         sd = statistics.pstdev(t) if len(t) > 1 else 0.0
         cells.append(f"{statistics.mean(t):.3f} ± {sd:.3f}")
-    print(f"| {model} | {cells[0]} | {cells[1]} | |")
+    print(f"| {model} | {cells[0]} | {cells[1]} |")
 PY
