@@ -47,20 +47,16 @@ int passes_under(const ResultLog& log, const nlohmann::json& record, const std::
 
 double best_of_passes(const ResultLog& log, const nlohmann::json& record,
                       const std::string& target) {
-  const auto all = passes_of(log, record);
-  bool any_under = false;
-  for (const auto* r : all) {
-    any_under = any_under || (!target.empty() && r->value("ok", false) &&
-                              r->value("target", "") == target && r->value("best_ns", 0.0) > 0);
-  }
-  double best = 0;
-  for (const auto* r : all) {
+  // The best over all ok passes, and the best over those under `target`, which wins if any.
+  double best = 0, best_under = 0;
+  const auto keep_min = [](double& b, double ns) { b = b <= 0 ? ns : std::min(b, ns); };
+  for (const auto* r : passes_of(log, record)) {
     const double ns = r->value("best_ns", 0.0);
     if (!r->value("ok", false) || ns <= 0) continue;
-    if (any_under && r->value("target", "") != target) continue;
-    if (best <= 0 || ns < best) best = ns;
+    keep_min(best, ns);
+    if (!target.empty() && r->value("target", "") == target) keep_min(best_under, ns);
   }
-  return best;
+  return best_under > 0 ? best_under : best;
 }
 
 Measured measured_configs(const ResultLog& log, const std::vector<size_t>& positions,

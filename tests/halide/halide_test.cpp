@@ -317,6 +317,14 @@ std::string temp_path(const char* name) {
       .string();
 }
 
+// An empty directory of this test process, tcost_NAME_PID, under the temporary directory.
+std::filesystem::path fresh_dir(const char* name) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   (std::string("tcost_") + name + "_" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  return dir;
+}
+
 // A collection killed mid-way keeps every finished record; a restart skips them and goes on.
 TEST(ResultLog, KillAndRestartKeepsEveryFinishedRecord) {
   const std::string path = temp_path("kill");
@@ -384,9 +392,7 @@ TEST(ResultLog, ACutLastLineIsDroppedAndOtherDamageIsAnError) {
 // tcost collect on one small program: every schedule measured once, the layout, tile and
 // syntax-tree files written in their schemas, and a second run measures nothing again.
 TEST(Collect, MeasuresWritesAndResumes) {
-  const auto dir =
-      std::filesystem::temp_directory_path() / ("tcost_collect_" + std::to_string(getpid()));
-  std::filesystem::remove_all(dir);
+  const auto dir = fresh_dir("collect");
   CollectOptions o;
   o.out = dir.string();
   o.pipelines = "matmul_192";
@@ -431,9 +437,7 @@ TEST(Collect, MeasuresWritesAndResumes) {
 // --cross-session then measures the schedules again twice, measures nothing new, and the
 // manifest's noise block compares minimum with minimum.
 TEST(Collect, PassesKeepTheMinimumAndCrossSessionComparesThem) {
-  const auto dir =
-      std::filesystem::temp_directory_path() / ("tcost_passes_" + std::to_string(getpid()));
-  std::filesystem::remove_all(dir);
+  const auto dir = fresh_dir("passes");
   CollectOptions o;
   o.out = dir.string();
   o.pipelines = "matmul_192";
@@ -480,9 +484,7 @@ TEST(Collect, PassesKeepTheMinimumAndCrossSessionComparesThem) {
 // has two measurements under this run's target. A schedule first measured under another target
 // gets two new ones, and its old runtime no longer counts.
 TEST(Collect, RecordedBringsEverySchedulesMeasurementsToThePasses) {
-  const auto dir =
-      std::filesystem::temp_directory_path() / ("tcost_recorded_" + std::to_string(getpid()));
-  std::filesystem::remove_all(dir);
+  const auto dir = fresh_dir("recorded");
   CollectOptions o;
   o.out = dir.string();
   o.pipelines = "matmul_192";
@@ -537,9 +539,7 @@ TEST(Collect, RecordedBringsEverySchedulesMeasurementsToThePasses) {
 // A collection killed mid-way (SIGKILL) keeps every measurement it finished; the restart
 // measures only the rest.
 TEST(Collect, KillingACollectionLosesNoFinishedMeasurement) {
-  const auto dir =
-      std::filesystem::temp_directory_path() / ("tcost_collect_kill_" + std::to_string(getpid()));
-  std::filesystem::remove_all(dir);
+  const auto dir = fresh_dir("collect_kill");
   std::filesystem::create_directories(dir);
   CollectOptions o;
   o.out = dir.string();
