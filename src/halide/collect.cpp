@@ -378,16 +378,16 @@ CollectSummary collect(const CollectOptions& o) {
     for (const auto& p : programs) {
       const auto it = measured.find(p.name());
       if (it == measured.end()) continue;
-      // Only schedules measured under this run's target: another target compiles other
-      // code, and its runtimes would not measure noise. Records that do not say their target
-      // are taken when none of the program's does.
+      // Only schedules measured successfully under this run's target: another target
+      // compiles other code, and its runtimes would not measure noise. Records that do not
+      // say their target are taken when none of the program's does.
       const std::string target = target_name(p);
       std::vector<size_t> same, unknown;
       for (size_t i : it->second) {
         const auto& rec = log.records()[i];
         if (!rec.contains("target")) {
           unknown.push_back(i);
-        } else if (passes_under(log, rec, target) > 0) {
+        } else if (passes_under(log, rec, target, /*ok_only=*/true) > 0) {
           same.push_back(i);
         }
       }

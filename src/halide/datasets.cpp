@@ -39,9 +39,12 @@ std::vector<const nlohmann::json*> passes_of(const ResultLog& log, const nlohman
   return out;
 }
 
-int passes_under(const ResultLog& log, const nlohmann::json& record, const std::string& target) {
+int passes_under(const ResultLog& log, const nlohmann::json& record, const std::string& target,
+                 bool ok_only) {
   int n = 0;
-  for (const auto* r : passes_of(log, record)) n += r->value("target", "") == target ? 1 : 0;
+  for (const auto* r : passes_of(log, record)) {
+    n += r->value("target", "") == target && (!ok_only || r->value("ok", false)) ? 1 : 0;
+  }
   return n;
 }
 

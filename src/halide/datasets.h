@@ -35,8 +35,9 @@ double best_of_passes(const ResultLog& log, const nlohmann::json& record,
                       const std::string& target = "");
 // The measurement `record` and its repeats on record, in order (first, repeat 2, 3, ...).
 std::vector<const nlohmann::json*> passes_of(const ResultLog& log, const nlohmann::json& record);
-// How many of them were taken under `target` (ok or not).
-int passes_under(const ResultLog& log, const nlohmann::json& record, const std::string& target);
+// How many of them were taken under `target`: all attempts, or with `ok_only` the successful ones.
+int passes_under(const ResultLog& log, const nlohmann::json& record, const std::string& target,
+                 bool ok_only = false);
 
 // The configurations of one program: the records at `positions` (first_pass_by_program), each
 // with the best of its passes.
