@@ -9,13 +9,17 @@
 # trained once per seed; prints, per setting, the mean test Kendall tau over folds (mean ± sd
 # over seeds), and the per-fold means over seeds.
 # usage: scripts/kfold.sh [K] [SEED...]   (after scripts/build.sh; about 12 minutes a seed)
+# Environment: KFOLD_DATA, the dataset (default data/halide); KFOLD_OUT, the work directory
+# (default out/kfold, emptied first); KFOLD_ONLY, a comma-separated list of the settings and
+# ensembles to run (default all; an ensemble's members must be among them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 K=${1:-5}
 shift || true
 SEEDS=("$@")
 [ ${#SEEDS[@]} -gt 0 ] || SEEDS=(0)
-OUT=out/kfold
+DATA=${KFOLD_DATA:-data/halide}
+OUT=${KFOLD_OUT:-out/kfold}
 SETTINGS=(
   "tgraph:layout:--model tgraph"
   "tgraph-listmle:layout:--model tgraph --loss listmle"
@@ -35,13 +39,22 @@ ENSEMBLES=(
   "tgraph-listmle+ast-gcn+xgb=tgraph-listmle+ast-gcn+xgb"
   "tgraph+ast-gcn-w3=tgraph+ast-gcn*3"
 )
+if [ -n "${KFOLD_ONLY:-}" ]; then
+  keep() { [[ ",$KFOLD_ONLY," == *",$1,"* ]]; }
+  kept=()
+  for s in "${SETTINGS[@]}"; do keep "${s%%:*}" && kept+=("$s"); done
+  SETTINGS=("${kept[@]}")
+  kept=()
+  for e in "${ENSEMBLES[@]}"; do keep "${e%%=*}" && kept+=("$e"); done
+  ENSEMBLES=("${kept[@]+"${kept[@]}"}")
+fi
 rm -rf "$OUT" && mkdir -p "$OUT"
 # Fold directories of symbolic links, both views side by side: fold f's test split is its
 # families' programs (OUT/foldF/layout/SPLIT, OUT/foldF/ast/SPLIT).
-python3 - "$OUT" "$K" "${SEEDS[0]}" <<'PY'
+python3 - "$OUT" "$K" "${SEEDS[0]}" "$DATA" <<'PY'
 import glob, os, random, re, sys
 out, k, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-files = sorted(glob.glob("data/halide/layout/*/*.npz"))
+files = sorted(glob.glob(f"{sys.argv[4]}/layout/*/*.npz"))
 family = lambda f: re.sub(r"_[0-9][0-9x]*$", "", os.path.basename(f)[:-4])
 fams = sorted({family(f) for f in files})
 rng = random.Random(seed)
@@ -72,7 +85,7 @@ for seed in "${SEEDS[@]}"; do
       build/tcost eval --model "$OUT/$name-$f-$seed.pt" --data "$OUT/fold$f" --split test \
         --json --threads 1 >"$OUT/$name-$f-$seed.json"
     done
-    for e in "${ENSEMBLES[@]}"; do
+    for e in "${ENSEMBLES[@]+"${ENSEMBLES[@]}"}"; do
       name=${e%%=*}
       members=()
       IFS=+ read -r -a parts <<<"${e#*=}"
@@ -90,7 +103,7 @@ for seed in "${SEEDS[@]}"; do
 done
 names=()
 for s in "${SETTINGS[@]}"; do names+=("${s%%:*}"); done
-for e in "${ENSEMBLES[@]}"; do names+=("${e%%=*}"); done
+for e in "${ENSEMBLES[@]+"${ENSEMBLES[@]}"}"; do names+=("${e%%=*}"); done
 python3 - "$OUT" "$K" "${#SEEDS[@]}" "${SEEDS[@]}" "${names[@]}" <<'PY'
 import json, statistics, sys
 out, k, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])

@@ -405,7 +405,7 @@ TEST(Collect, MeasuresWritesAndResumes) {
   const Graph g = load_graph((dir / "tile/train/matmul_192.npz").string());
   EXPECT_EQ(g.collection, Collection::kTile);
   EXPECT_EQ(g.num_configs, first.measured);
-  EXPECT_EQ(g.config_feat_width, 24);
+  EXPECT_EQ(g.config_feat_width, kTileConfigWidth);
   EXPECT_DOUBLE_EQ(g.target(0), static_cast<double>(g.runtime_ns[0]) / g.normalizer_ns[0]);
   const Graph l = load_graph((dir / "layout/train/matmul_192.npz").string());
   EXPECT_EQ(l.collection, Collection::kLayout);
@@ -419,6 +419,29 @@ TEST(Collect, MeasuresWritesAndResumes) {
   const CollectSummary again = collect(o);
   EXPECT_EQ(again.measured, 0);
   EXPECT_EQ(again.skipped, 5);
+  // A rewrite keeps the syntax trees of a file whose configurations are the same schedules and
+  // rewrites only its runtimes (marked trees stay marked); a file whose schedules differ is
+  // lowered again.
+  {
+    const auto ast_path = (dir / "ast/train/matmul_192.npz").string();
+    AstSet marked = a;
+    marked.feats[0] += 1000;
+    marked.runtime_ns.assign(marked.runtime_ns.size(), 1);
+    save_ast(ast_path, marked, true);
+    CollectOptions rewrite = o;
+    rewrite.measure = false;
+    collect(rewrite);
+    AstSet kept = load_ast(ast_path);
+    EXPECT_EQ(kept.runtime_ns, g.runtime_ns);
+    EXPECT_EQ(kept.feats[0], a.feats[0] + 1000);
+    kept.config_feat[0] += 1;
+    save_ast(ast_path, kept, true);
+    collect(rewrite);
+    const AstSet lowered = load_ast(ast_path);
+    EXPECT_EQ(lowered.feats, a.feats);
+    EXPECT_EQ(lowered.config_feat, a.config_feat);
+    EXPECT_EQ(lowered.runtime_ns, g.runtime_ns);
+  }
   // A second pass over half the schedules gives the tau between two measurements; it does not
   // add configurations to the dataset.
   o.remeasure = 0.5;
