@@ -81,12 +81,10 @@ Measured measured_configs(const ResultLog& log, const std::vector<size_t>& posit
 namespace {
 
 // Whether a syntax-tree file's configurations are the layout graph's schedules, in order: the
-// same count and the same encoding of every configurable stage.
+// same count and the same encoding of every configurable stage (equal features of equal length
+// over the same count imply the same width).
 bool same_schedules(const AstSet& a, const Graph& layout) {
-  const auto nc = static_cast<int64_t>(layout.num_config_nodes());
-  return a.num_configs == layout.num_configs &&
-         a.config_feat_width == static_cast<int>(nc) * kStageConfigWidth &&
-         a.config_feat == layout.config_feat;
+  return a.num_configs == layout.num_configs && a.config_feat == layout.config_feat;
 }
 
 }  // namespace

@@ -325,6 +325,12 @@ std::filesystem::path fresh_dir(const char* name) {
   return dir;
 }
 
+// Replaces a measurement log with `records`, one JSON line each.
+void write_log(const std::filesystem::path& path, const std::vector<nlohmann::json>& records) {
+  std::ofstream out(path, std::ios::trunc);
+  for (const auto& r : records) out << r.dump() << "\n";
+}
+
 // A collection killed mid-way keeps every finished record; a restart skips them and goes on.
 TEST(ResultLog, KillAndRestartKeepsEveryFinishedRecord) {
   const std::string path = temp_path("kill");
@@ -495,10 +501,7 @@ TEST(Collect, PassesKeepTheMinimumAndCrossSessionComparesThem) {
     if (r.at("key") == skipped) r["target"] = "x86-64-linux-another";
     if (r.at("key") == repeat_key(skipped, 2)) r["ok"] = false;
   }
-  {
-    std::ofstream out(dir / "measurements.jsonl", std::ios::trunc);
-    for (const auto& r : records) out << r.dump() << "\n";
-  }
+  write_log(dir / "measurements.jsonl", records);
   o.cross_session = 3;
   o.session = "later";
   o.configs_per_graph = 10;  // would plan new schedules: a cross-session run measures none
@@ -540,10 +543,7 @@ TEST(Collect, RecordedBringsEverySchedulesMeasurementsToThePasses) {
   // As if measured under another target, impossibly fast: it must not count any more.
   records[1]["target"] = "x86-64-linux-another";
   records[1]["best_ns"] = 1.0;
-  {
-    std::ofstream out(path, std::ios::trunc);
-    for (const auto& r : records) out << r.dump() << "\n";
-  }
+  write_log(path, records);
   o.recorded = true;
   o.passes = 2;
   o.configs_per_graph = 10;  // would plan new schedules: --recorded measures none
