@@ -11,7 +11,8 @@
 # usage: scripts/kfold.sh [K] [SEED...]   (after scripts/build.sh; about 12 minutes a seed)
 # Environment: KFOLD_DATA, the dataset (default data/halide); KFOLD_OUT, the work directory
 # (default out/kfold, emptied first); KFOLD_ONLY, a comma-separated list of the settings and
-# ensembles to run (default all; an ensemble's members must be among them).
+# ensembles to run (default all; an ensemble's members must be among them); KFOLD_JOBS, how many
+# seeds run side by side (default 1: one after another).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 K=${1:-5}
@@ -30,6 +31,7 @@ SETTINGS=(
   "gcn-baseline:layout:--model gcn-baseline"
   "xgb:layout:--model xgb"
   "ast-gcn:ast:--model ast-gcn"
+  "ast-gcn-pretrained:ast:--model ast-gcn --init out/pretrain/pre-ast-gcn.pt"
 )
 ENSEMBLES=(
   "tgraph+xgb=tgraph+xgb"
@@ -38,6 +40,7 @@ ENSEMBLES=(
   "tgraph+ast-gcn+xgb=tgraph+ast-gcn+xgb"
   "tgraph-listmle+ast-gcn+xgb=tgraph-listmle+ast-gcn+xgb"
   "tgraph+ast-gcn-w3=tgraph+ast-gcn*3"
+  "tgraph+ast-gcn-pretrained-w3=tgraph+ast-gcn-pretrained*3"
 )
 if [ -n "${KFOLD_ONLY:-}" ]; then
   keep() { [[ ",$KFOLD_ONLY," == *",$1,"* ]]; }
@@ -49,6 +52,10 @@ if [ -n "${KFOLD_ONLY:-}" ]; then
   ENSEMBLES=("${kept[@]+"${kept[@]}"}")
 fi
 rm -rf "$OUT" && mkdir -p "$OUT"
+# A setting that starts from a pretrained checkpoint (--init) needs scripts/pretrain.sh's.
+if [[ " ${SETTINGS[*]} " == *"--init out/pretrain/"* ]]; then
+  PRETRAIN_ONLY=1 bash scripts/pretrain.sh
+fi
 # Fold directories of symbolic links, both views side by side: fold f's test split is its
 # families' programs (OUT/foldF/layout/SPLIT, OUT/foldF/ast/SPLIT).
 python3 - "$OUT" "$K" "${SEEDS[0]}" "$DATA" <<'PY'
@@ -73,7 +80,8 @@ for i, test in enumerate(folds):
             os.symlink(os.path.abspath(src), f"{d}/{os.path.basename(f)}")
     print(f"fold {i}: test {', '.join(sorted(test))}; valid {', '.join(sorted(valid))}")
 PY
-for seed in "${SEEDS[@]}"; do
+run_seed() {
+  local seed=$1 f s e name rest view members parts m w
   for ((f = 0; f < K; f++)); do
     for s in "${SETTINGS[@]}"; do
       name=${s%%:*}
@@ -100,7 +108,18 @@ for seed in "${SEEDS[@]}"; do
     done
     echo "seed $seed fold $f done" >&2
   done
+}
+# Seeds run one after another, or KFOLD_JOBS at a time (each process single-threaded).
+# A seed that fails leaves its results missing, and the table below stops on them.
+for seed in "${SEEDS[@]}"; do
+  if [ "${KFOLD_JOBS:-1}" -gt 1 ]; then
+    run_seed "$seed" &
+    while [ "$(jobs -rp | wc -l)" -ge "$KFOLD_JOBS" ]; do wait -n || true; done
+  else
+    run_seed "$seed"
+  fi
 done
+wait
 names=()
 for s in "${SETTINGS[@]}"; do names+=("${s%%:*}"); done
 for e in "${ENSEMBLES[@]+"${ENSEMBLES[@]}"}"; do names+=("${e%%=*}"); done

@@ -6,6 +6,8 @@
 # with each seed, next to a model trained from scratch with the same seed and options. Prints
 # the mean test Kendall tau (± sd over seeds) of both on the test programs of data/halide.
 # usage: scripts/pretrain.sh [SEED...]   (after scripts/build.sh; GEN=standard by default)
+# PRETRAIN_ONLY=1 makes the two pretrained checkpoints (out/pretrain/pre-MODEL.pt) and stops
+# (scripts/kfold.sh uses them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SEEDS=("$@")
@@ -23,6 +25,7 @@ for view in layout ast; do
   [ -f "$OUT/pre-$model.pt" ] ||
     build/tcost train --data "$OUT/synth-$view" --model "$model" --out "$OUT/pre-$model.pt" \
       --quiet --threads 1 >/dev/null
+  [ -n "${PRETRAIN_ONLY:-}" ] && continue
   for s in "${SEEDS[@]}"; do
     for start in scratch pretrained; do
       init=()
@@ -34,6 +37,7 @@ for view in layout ast; do
     done
   done
 done
+[ -n "${PRETRAIN_ONLY:-}" ] && exit 0
 python3 - "$OUT" "${SEEDS[@]}" <<'PY'
 import json, statistics, sys
 out, seeds = sys.argv[1], sys.argv[2:]

@@ -69,9 +69,11 @@ CrossSession cross_session_noise(const ResultLog& log) {
   for (const auto& rec : log.records()) {
     if (rec.value("pass", 1) != 4 || rec.value("session", "") != c.session) continue;
     ++measured;
-    if (rec.contains("finished")) {
-      first_start = std::min(first_start, rec.value("finished", 0.0) - rec.value("wall_s", 0.0));
-      last_end = std::max(last_end, rec.value("finished", 0.0));
+    // The session's elapsed time spans all its passes of the schedule (collect --passes).
+    for (const auto* r : passes_of(log, rec)) {
+      if (!r->contains("finished")) continue;
+      first_start = std::min(first_start, r->value("finished", 0.0) - r->value("wall_s", 0.0));
+      last_end = std::max(last_end, r->value("finished", 0.0));
     }
     if (!rec.value("ok", false)) continue;
     const nlohmann::json* first = log.find(rec.at("key").get<std::string>().substr(prefix.size()));
@@ -114,7 +116,7 @@ CrossSession cross_session_noise(const ResultLog& log) {
   c.ratio_p10 = quantile(0.1);
   c.ratio_p50 = quantile(0.5);
   c.ratio_p90 = quantile(0.9);
-  // Elapsed time of the session over its measurements (several are in flight at once).
+  // Elapsed time of the session, all passes, over its schedules (several are in flight at once).
   c.seconds_per_schedule = measured > 0 && last_end > first_start
                                ? (last_end - first_start) / static_cast<double>(measured)
                                : 0;

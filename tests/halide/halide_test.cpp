@@ -513,6 +513,15 @@ TEST(Collect, PassesKeepTheMinimumAndCrossSessionComparesThem) {
   EXPECT_EQ(c.session, "later");
   EXPECT_EQ(c.pairs, 2);
   EXPECT_GT(c.ratio_p50, 0.0);
+  // The cost per schedule spans both passes of the later run: its elapsed time over 2 schedules.
+  double start = 1e300, end = 0;
+  for (const auto& r : log.records()) {
+    const std::string key = r.at("key");
+    if (key.find("session|later|") == std::string::npos) continue;
+    start = std::min(start, r.value("finished", 0.0) - r.value("wall_s", 0.0));
+    end = std::max(end, r.value("finished", 0.0));
+  }
+  EXPECT_NEAR(c.seconds_per_schedule, (end - start) / 2, 1e-9);
   std::ifstream in(dir / "manifest.json");
   const auto manifest = nlohmann::json::parse(in);
   EXPECT_EQ(manifest.at("noise").at("cross_session").at("session"), "later");
