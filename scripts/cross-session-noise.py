@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Where the measurement noise is: reads a collection's measurements.jsonl and, for the schedules
+of one cross-session run (tcost collect --cross-session N --passes 2 --session NAME), compares
+single measurements and bests of two, across the sessions and within the later run, and the
+tau by the programs' runtime and spread. Pure Python (no numpy).
+usage: scripts/cross-session-noise.py DATA_DIR SESSION"""
+import collections
+import json
+import math
+import statistics
+import sys
+
+
+def kendall_tau_b(a, b):
+    c = d = ta = tb = 0
+    for i in range(len(a)):
+        for j in range(i + 1, len(a)):
+            x, y = a[i] - a[j], b[i] - b[j]
+            if x == 0 and y == 0:
+                continue
+            if x == 0:
+                ta += 1
+            elif y == 0:
+                tb += 1
+            elif (x > 0) == (y > 0):
+                c += 1
+            else:
+                d += 1
+    den = math.sqrt((c + d + ta) * (c + d + tb))
+    return (c - d) / den if den else float("nan")
+
+
+def quantile(v, q):
+    v = sorted(v)
+    return v[int(q * (len(v) - 1) + 0.5)]
+
+
+def main(data, session):
+    recs = {}
+    with open(f"{data}/measurements.jsonl") as f:
+        for line in f:
+            r = json.loads(line)
+            recs[r["key"]] = r
+    prefix = f"session|{session}|"
+
+    def passes(key, target):  # ok best runtimes of a record and its repeats under the target
+        out, k = [recs[key]], 2
+        while f"repeat|{k}|{key}" in recs:
+            out.append(recs[f"repeat|{k}|{key}"])
+            k += 1
+        return [p["best_ns"] for p in out
+                if p.get("ok") and p.get("target") == target and p.get("best_ns", 0) > 0]
+
+    programs = collections.defaultdict(list)  # instance -> [(old passes, new passes, family)]
+    for key, r in recs.items():
+        if not key.startswith(prefix) or not r.get("ok"):
+            continue
+        first = key[len(prefix):]
+        if first not in recs or not recs[first].get("ok"):
+            continue
+        old, new = passes(first, r["target"]), passes(key, r["target"])
+        if old and len(new) >= 2:
+            programs[r["instance"]].append((old, new, r["family"]))
+    programs = {p: v for p, v in programs.items() if len(v) >= 2}
+    sides = {
+        "one measurement against one, across sessions": (lambda o, n: o[-1], lambda o, n: n[0]),
+        "one against one, within the later run (its pass 1 against its pass 2)":
+            (lambda o, n: n[0], lambda o, n: n[1]),
+        "best of two against one measurement": (lambda o, n: min(o), lambda o, n: n[0]),
+        "best of two against best of two, across sessions": (lambda o, n: min(o), lambda o, n: min(n)),
+    }
+    print(f"{sum(len(v) for v in programs.values())} schedules of {len(programs)} programs")
+    print("| comparison | mean tau over programs | new/old p10 | p50 | p90 | p90/p10 |")
+    print("|---|---|---|---|---|---|")
+    for name, (a, b) in sides.items():
+        taus = [kendall_tau_b([a(o, n) for o, n, _ in v], [b(o, n) for o, n, _ in v])
+                for v in programs.values()]
+        r = [b(o, n) / a(o, n) for v in programs.values() for o, n, _ in v]
+        print(f"| {name} | {statistics.mean(taus):.3f} | {quantile(r, .1):.2f} | "
+              f"{quantile(r, .5):.2f} | {quantile(r, .9):.2f} | "
+              f"{quantile(r, .9) / quantile(r, .1):.2f} |")
+    rows = []
+    for p, v in programs.items():
+        old = [min(o) for o, _, _ in v]
+        rows.append((p, v[0][2], statistics.median(old), quantile(old, .9) / quantile(old, .1),
+                     kendall_tau_b(old, [min(n) for _, n, _ in v]),
+                     kendall_tau_b([n[0] for _, n, _ in v], [n[1] for _, n, _ in v])))
+    third = len(rows) // 3
+    for label, col, unit in (("median schedule runtime", 2, 1e6), ("schedule runtime p90/p10", 3, 1)):
+        rows.sort(key=lambda x: x[col])
+        for part in (rows[:third], rows[third:2 * third], rows[2 * third:]):
+            print(f"programs with {label} {part[0][col] / unit:.2f}-{part[-1][col] / unit:.2f}: "
+                  f"cross-session tau {statistics.mean(x[4] for x in part):.3f}")
+    rows.sort(key=lambda x: x[4])
+    print("lowest: " + "; ".join(f"{p} {t:.2f} (within the run {w:.2f})"
+                                 for p, _, _, _, t, w in rows[:5]))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])
