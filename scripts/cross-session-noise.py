@@ -2,32 +2,15 @@
 """Where the measurement noise is: reads a collection's measurements.jsonl and, for the schedules
 of one cross-session run (tcost collect --cross-session N --passes 2 --session NAME), compares
 single measurements and bests of two, across the sessions and within the later run, and the
-tau by the programs' runtime and spread. Pure Python (no numpy).
-usage: scripts/cross-session-noise.py DATA_DIR SESSION"""
+tau by the programs' runtime and spread. Kendall's tau-b is tcost's own (the Python module), the
+metric behind the manifest's figure.
+usage: PYTHONPATH=build/python /usr/bin/python3 scripts/cross-session-noise.py DATA_DIR SESSION"""
 import collections
 import json
-import math
 import statistics
 import sys
 
-
-def kendall_tau_b(a, b):
-    c = d = ta = tb = 0
-    for i in range(len(a)):
-        for j in range(i + 1, len(a)):
-            x, y = a[i] - a[j], b[i] - b[j]
-            if x == 0 and y == 0:
-                continue
-            if x == 0:
-                ta += 1
-            elif y == 0:
-                tb += 1
-            elif (x > 0) == (y > 0):
-                c += 1
-            else:
-                d += 1
-    den = math.sqrt((c + d + ta) * (c + d + tb))
-    return (c - d) / den if den else float("nan")
+from tcost import kendall_tau
 
 
 def quantile(v, q):
@@ -73,7 +56,7 @@ def main(data, session):
     print("| comparison | mean tau over programs | new/old p10 | p50 | p90 | p90/p10 |")
     print("|---|---|---|---|---|---|")
     for name, (a, b) in sides.items():
-        taus = [kendall_tau_b([a(o, n) for o, n, _ in v], [b(o, n) for o, n, _ in v])
+        taus = [kendall_tau([a(o, n) for o, n, _ in v], [b(o, n) for o, n, _ in v])
                 for v in programs.values()]
         r = [b(o, n) / a(o, n) for v in programs.values() for o, n, _ in v]
         print(f"| {name} | {statistics.mean(taus):.3f} | {quantile(r, .1):.2f} | "
@@ -83,8 +66,8 @@ def main(data, session):
     for p, v in programs.items():
         old = [min(o) for o, _, _ in v]
         rows.append((p, v[0][2], statistics.median(old), quantile(old, .9) / quantile(old, .1),
-                     kendall_tau_b(old, [min(n) for _, n, _ in v]),
-                     kendall_tau_b([n[0] for _, n, _ in v], [n[1] for _, n, _ in v])))
+                     kendall_tau(old, [min(n) for _, n, _ in v]),
+                     kendall_tau([n[0] for _, n, _ in v], [n[1] for _, n, _ in v])))
     third = len(rows) // 3
     for label, col, unit in (("median schedule runtime", 2, 1e6), ("schedule runtime p90/p10", 3, 1)):
         rows.sort(key=lambda x: x[col])
