@@ -70,6 +70,12 @@ void register_collect(CLI::App& app) {
   cmd->add_flag("!--no-strict-lock", o->strict_lock,
                 "Protocol: release the timing lock after the timed runs, not when the measuring "
                 "process has ended (the protocol before 2026-11-30)");
+  cmd->add_flag("--pin-threads", o->pin_threads,
+                "Protocol: after the warm-up, pin the measuring process's threads one per CPU");
+  cmd->add_flag("--steady-heap", o->steady_heap,
+                "Protocol: the measuring process's malloc keeps what it frees (no mmap, no trim)");
+  cmd->add_flag("--spin-pool", o->spin_pool,
+                "Protocol: run parallel loops on tcost's spinning thread pool, not Halide's");
   cmd->add_option("--passes", o->passes,
                   "Protocol: measure every schedule K times, pass after pass, and keep the "
                   "minimum")

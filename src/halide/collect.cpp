@@ -275,6 +275,8 @@ CollectSummary collect(const CollectOptions& o) {
   mo.min_runs = o.min_runs;
   mo.tolerance = o.tolerance;
   mo.exclusive_until_exit = o.strict_lock;
+  mo.pin_threads = o.pin_threads;
+  mo.steady_heap = o.steady_heap;
   mo.timeout_s = o.timeout_s;
   mo.max_run_seconds = o.max_run_seconds;
   mo.lock_path = (fs::path(o.out) / ".measure.lock").string();
@@ -282,6 +284,7 @@ CollectSummary collect(const CollectOptions& o) {
   bo.measure = mo;
   bo.workers = o.workers;
   bo.threads = o.threads;
+  bo.pool = o.spin_pool ? ThreadPool::spinning : ThreadPool::halide;
   if (o.time_budget_min > 0) {
     bo.deadline = std::chrono::steady_clock::now() +
                   std::chrono::duration_cast<std::chrono::steady_clock::duration>(

@@ -1,15 +1,22 @@
 #include "halide/measure.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include <fmt/format.h>
@@ -24,8 +31,60 @@ struct Wire {
   int ok = 0;
   int runs = 0;
   double compile_ms = 0, search_ms = 0, best_ns = 0, third_ns = 0, median_ns = 0;
+  double timed_wall_s = 0, timed_cpu_s = 0, steal_s = 0;
+  long involuntary_switches = 0;
   char error[256] = {};
 };
+
+// The machine's steal time so far in seconds (the hypervisor ran another guest on a CPU this one
+// wanted), from /proc/stat; 0 where it cannot be read.
+double steal_seconds() {
+  std::FILE* f = std::fopen("/proc/stat", "r");
+  if (f == nullptr) return 0;
+  unsigned long long v[8] = {};
+  const int n = std::fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
+                            &v[3], &v[4], &v[5], &v[6], &v[7]);
+  std::fclose(f);
+  const long hz = sysconf(_SC_CLK_TCK);
+  return n == 8 && hz > 0 ? static_cast<double>(v[7]) / static_cast<double>(hz) : 0;
+}
+
+// This process's CPU time (all threads) and involuntary context switches so far.
+void usage(double& cpu_s, long& involuntary) {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  cpu_s = static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+          1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+  involuntary = u.ru_nivcsw;
+}
+
+// Pins the threads of this process one per CPU of its affinity mask, the calling thread on the
+// first. Best effort: a thread that ends meanwhile or a mask of one CPU leaves things as they are.
+void pin_threads() {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return;
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
+  }
+  if (cpus.size() < 2) return;
+  const auto self = static_cast<pid_t>(syscall(SYS_gettid));
+  std::vector<pid_t> tids{self};
+  if (DIR* dir = opendir("/proc/self/task")) {
+    while (const dirent* e = readdir(dir)) {
+      const pid_t tid = static_cast<pid_t>(std::atoi(e->d_name));
+      if (tid > 0 && tid != self) tids.push_back(tid);
+    }
+    closedir(dir);
+  }
+  for (size_t i = 0; i < tids.size(); ++i) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpus[i % cpus.size()], &one);
+    sched_setaffinity(tids[i], sizeof(one), &one);
+  }
+}
 
 Wire run_child(const std::function<Workload()>& prepare, const MeasureOptions& o) {
   Wire w;
@@ -36,6 +95,11 @@ Wire run_child(const std::function<Workload()>& prepare, const MeasureOptions& o
     while (flock(lock, how) != 0 && errno == EINTR) {
     }
   };
+  if (o.steady_heap) {
+    mallopt(M_MMAP_MAX, 0);
+    mallopt(M_TRIM_THRESHOLD, std::numeric_limits<int>::max());
+    mallopt(M_TOP_PAD, 256 << 20);
+  }
   try {
     hold(LOCK_SH);
     const auto t0 = Clock::now();
@@ -46,8 +110,14 @@ Wire run_child(const std::function<Workload()>& prepare, const MeasureOptions& o
     hold(LOCK_UN);
     hold(LOCK_EX);
     for (int i = 0; i < o.warmup_runs; ++i) work();
+    if (o.pin_threads && o.warmup_runs > 0) pin_threads();
     std::vector<double> times;
     double total_s = 0;
+    double cpu0 = 0;
+    long switches0 = 0;
+    usage(cpu0, switches0);
+    const double steal0 = steal_seconds();
+    const auto timed0 = Clock::now();
     while (static_cast<int>(times.size()) < o.max_runs) {
       const auto s = Clock::now();
       work();
@@ -60,6 +130,11 @@ Wire run_child(const std::function<Workload()>& prepare, const MeasureOptions& o
         if (sorted[2] <= sorted[0] * (1 + o.tolerance) || total_s > o.max_run_seconds) break;
       }
     }
+    w.timed_wall_s = std::chrono::duration<double>(Clock::now() - timed0).count();
+    w.steal_s = steal_seconds() - steal0;
+    usage(w.timed_cpu_s, w.involuntary_switches);
+    w.timed_cpu_s -= cpu0;
+    w.involuntary_switches -= switches0;
     std::sort(times.begin(), times.end());
     // Checking the outputs and tearing the process down (freeing its buffers) disturb another
     // measurement's timed runs: with exclusive_until_exit the lock is kept until this process
@@ -175,6 +250,10 @@ MeasureResult measure_isolated(const std::function<Workload()>& prepare, const M
     r.third_ns = w.third_ns;
     r.median_ns = w.median_ns;
     r.runs = w.runs;
+    r.timed_wall_s = w.timed_wall_s;
+    r.timed_cpu_s = w.timed_cpu_s;
+    r.steal_s = w.steal_s;
+    r.involuntary_switches = w.involuntary_switches;
   }
   return r;
 }

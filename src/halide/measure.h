@@ -27,6 +27,15 @@ struct MeasureOptions {
   // Keep the exclusive lock after the timed runs until the measuring process has ended (its
   // output check and teardown then never overlap another measurement's timed runs).
   bool exclusive_until_exit = true;
+  // After the warm-up runs, pin the measuring process's threads (its own and the threads its
+  // warm-up started, e.g. Halide's thread pool) one per CPU of its affinity mask, so that a
+  // worker never shares a CPU with another for the whole measurement. Needs warmup_runs >= 1.
+  bool pin_threads = false;
+  // Before preparing, set the measuring process's malloc to keep what it frees (no mmap for
+  // large blocks, no trimming, 256 MiB of top padding): the buffers a pipeline allocates and
+  // frees in every run then come back from the heap already mapped instead of being mapped
+  // and page-faulted again in each timed run.
+  bool steady_heap = false;
 };
 
 struct MeasureResult {
@@ -39,6 +48,11 @@ struct MeasureResult {
   double third_ns = 0;    // third-fastest timed run (the agreement check)
   double median_ns = 0;   // median timed run
   int runs = 0;           // timed runs made
+  // What the timed runs shared the machine with (the protocol study, docs/collect.md): their
+  // wall time, the measuring process's CPU time in it (all threads), the machine's steal time
+  // in it, and the times the process was preempted (involuntary context switches).
+  double timed_wall_s = 0, timed_cpu_s = 0, steal_s = 0;
+  long involuntary_switches = 0;
 };
 
 // What a measuring child times: `run`, then (once, after timing) `check`, which returns an

@@ -43,6 +43,11 @@ nlohmann::json measurement_record(const MeasureJob& j, int threads, const Measur
   // Outputs compared with the default schedule's (and found equal, when ok).
   if (j.reference != nullptr) rec["checked"] = true;
   if (!j.session.empty()) rec["session"] = j.session;
+  if (r.ok)
+    rec["timed"] = {{"wall_s", r.timed_wall_s},
+                    {"cpu_s", r.timed_cpu_s},
+                    {"steal_s", r.steal_s},
+                    {"preempted", r.involuntary_switches}};
   return rec;
 }
 
@@ -72,11 +77,11 @@ BatchSummary measure_batch(ResultLog& log, const std::vector<MeasureJob>& all_jo
       }
       const MeasureJob& j = *jobs[n];
       const auto t0 = std::chrono::steady_clock::now();
-      const MeasureResult r =
-          measure_isolated(std::function<Workload()>([&j, th = o.threads] {
-                             return schedule_workload(*j.program, j.schedule, th, j.reference);
-                           }),
-                           o.measure);
+      const MeasureResult r = measure_isolated(
+          std::function<Workload()>([&j, th = o.threads, pool = o.pool] {
+            return schedule_workload(*j.program, j.schedule, th, j.reference, pool);
+          }),
+          o.measure);
       std::lock_guard<std::mutex> g(mu);
       nlohmann::json rec = measurement_record(j, o.threads, r);
       // Wall time of the whole measurement (fork, compile, waiting for the timing lock, runs).

@@ -32,8 +32,9 @@ std::string measurement_key(const Program& p, const Schedule& s);
 
 struct BatchOptions {
   MeasureOptions measure;
-  int workers = 2;  // measurements in flight
-  int threads = 2;  // Halide threads in timed runs
+  int workers = 2;                       // measurements in flight
+  int threads = 2;                       // Halide threads in timed runs
+  ThreadPool pool = ThreadPool::halide;  // the pool that runs them
   // Start no measurement past this point (a time budget); the default never stops.
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };

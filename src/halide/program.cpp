@@ -26,6 +26,7 @@
 #include "core/error.h"
 #include "core/opcodes.h"
 #include "halide/program_halide.h"
+#include "halide/spin_pool.h"
 
 namespace tcost::halide {
 
@@ -1082,9 +1083,34 @@ Outputs read_outputs(const std::vector<Buffer<>>& outs) {
   return values;
 }
 
+// Threads of the spinning pool of this process (a measuring child), made on its first loop.
+int spinning_threads = 1;
+
+// The JIT's do_par_for under ThreadPool::spinning.
+int spinning_par_for(JITUserContext* ctx, int (*f)(JITUserContext*, int, uint8_t*), int min,
+                     int extent, uint8_t* closure) {
+  struct Env {
+    JITUserContext* ctx;
+    int (*f)(JITUserContext*, int, uint8_t*);
+    uint8_t* closure;
+  } env{ctx, f, closure};
+  return measuring_pool(spinning_threads)
+      .par_for(
+          [](void* e, int i) {
+            const auto* v = static_cast<const Env*>(e);
+            return v->f(v->ctx, i, v->closure);
+          },
+          &env, min, extent);
+}
+
 // JIT-compiles the pipeline as its Funcs are scheduled now; returns a run into `outs`.
-std::function<void()> compiled_run(Program::Impl& p, std::shared_ptr<std::vector<Buffer<>>> outs) {
+std::function<void()> compiled_run(Program::Impl& p, std::shared_ptr<std::vector<Buffer<>>> outs,
+                                   ThreadPool pool = ThreadPool::halide, int threads = 1) {
   auto pipeline = std::make_shared<Pipeline>(p.outputs);
+  if (pool == ThreadPool::spinning) {
+    spinning_threads = threads;
+    pipeline->jit_handlers().custom_do_par_for = &spinning_par_for;
+  }
   const Target target = p.target;
   pipeline->compile_jit(target);
   return [pipeline, outs, target] {
@@ -1115,14 +1141,15 @@ struct Compiled {
   std::shared_ptr<std::vector<Buffer<>>> outs;
 };
 
-Compiled compile(const Program& program, const Schedule& s, int threads) {
+Compiled compile(const Program& program, const Schedule& s, int threads,
+                 ThreadPool pool = ThreadPool::halide) {
   setenv("HL_NUM_THREADS", std::to_string(threads).c_str(), 1);
   Program::Impl& p = program.impl();
   try {
     p.bind_inputs();
     apply_schedule(program, s);
     auto outs = std::make_shared<std::vector<Buffer<>>>(output_buffers(p));
-    return {compiled_run(p, outs), outs};
+    return {compiled_run(p, outs, pool, threads), outs};
   } catch (const Halide::Error& e) {
     throw std::runtime_error(std::string("Halide rejected the schedule: ") + e.what());
   }
@@ -1140,9 +1167,13 @@ Outputs run_output(const Program& program, const Schedule& s, int threads) {
   return read_outputs(*c.outs);
 }
 
+const char* thread_pool_name(ThreadPool pool) {
+  return pool == ThreadPool::spinning ? "spinning" : "halide";
+}
+
 Workload schedule_workload(const Program& program, const Schedule& s, int threads,
-                           const Outputs* reference) {
-  const Compiled c = compile(program, s, threads);
+                           const Outputs* reference, ThreadPool pool) {
+  const Compiled c = compile(program, s, threads, pool);
   return checked(c.run, c.outs, program, reference);
 }
 

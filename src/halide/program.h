@@ -64,10 +64,15 @@ Outputs outputs_from_bytes(const std::string& bytes);  // InputError when malfor
 constexpr double kFloatTolerance = 1e-4;
 std::string compare_outputs(const Program& p, const Outputs& want, const Outputs& got);
 
+// The thread pool that runs a measured program's parallel loops: Halide's own (its workers
+// sleep between loops) or tcost's spinning pool (spin_pool.h; docs/collect.md).
+enum class ThreadPool { halide, spinning };
+const char* thread_pool_name(ThreadPool pool);
+
 // What a measuring child process times: the program JIT-compiled under `s`; with a reference,
 // its outputs are checked against it after timing (measure.h).
 Workload schedule_workload(const Program& p, const Schedule& s, int threads,
-                           const Outputs* reference);
+                           const Outputs* reference, ThreadPool pool = ThreadPool::halide);
 // The same for one of Halide's own autoschedulers ("Adams2019", "Mullapudi2016", "Li2018"),
 // loaded from `plugin` and run in the child on machine parameters (cores, last-level cache
 // bytes, balance 40); Workload::search_ms is its search time. The schedule is Halide's, not

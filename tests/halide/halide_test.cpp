@@ -12,8 +12,11 @@
 #include "halide/measure.h"
 #include "halide/result_log.h"
 #include "halide/schedule.h"
+#include "halide/spin_pool.h"
 #include "halide/zoo.h"
 
+#include <malloc.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -40,6 +43,69 @@ std::function<void()> spin(int iterations) {
   };
 }
 
+// The spinning pool runs every index exactly once, on more than one thread, runs nested loops
+// serially, and returns a failed task's status.
+TEST(SpinPool, RunsEveryIndexOnceAndReportsFailures) {
+  SpinPool pool(3, 0.001);
+  ASSERT_EQ(pool.threads(), 3);
+  struct Env {
+    std::vector<std::atomic<int>> hits = std::vector<std::atomic<int>>(1000);
+    std::mutex mu;
+    std::set<std::thread::id> threads;
+    SpinPool* pool = nullptr;
+    std::atomic<int> nested{0};
+  } env;
+  env.pool = &pool;
+  for (int round = 0; round < 50; ++round) {
+    const int status = pool.par_for(
+        [](void* e, int i) {
+          auto& v = *static_cast<Env*>(e);
+          ++v.hits[static_cast<size_t>(i - 7)];
+          {
+            std::lock_guard<std::mutex> g(v.mu);
+            v.threads.insert(std::this_thread::get_id());
+          }
+          // Busy for a while, so that the workers take their share.
+          volatile double x = 0;
+          for (int k = 0; k < 2000; ++k) x = x + k;
+          return 0;
+        },
+        &env, 7, 1000);
+    ASSERT_EQ(status, 0);
+  }
+  for (const auto& h : env.hits) EXPECT_EQ(h.load(), 50);
+  EXPECT_GE(env.threads.size(), 2u);
+  // Nested: a task's own loop runs on its thread, to the end.
+  EXPECT_EQ(pool.par_for(
+                [](void* e, int) {
+                  auto& v = *static_cast<Env*>(e);
+                  return v.pool->par_for(
+                      [](void* e2, int) {
+                        ++static_cast<Env*>(e2)->nested;
+                        return 0;
+                      },
+                      e, 0, 10);
+                },
+                &env, 0, 20),
+            0);
+  EXPECT_EQ(env.nested.load(), 200);
+  // A failing task's status comes back; the pool goes on working afterwards (and after its
+  // workers slept: spin_seconds is 1 ms here).
+  EXPECT_EQ(pool.par_for([](void*, int i) { return i == 13 ? 42 : 0; }, nullptr, 0, 100), 42);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::atomic<int> count{0};
+  EXPECT_EQ(pool.par_for(
+                [](void* e, int) {
+                  ++*static_cast<std::atomic<int>*>(e);
+                  return 0;
+                },
+                &count, 0, 64),
+            0);
+  EXPECT_EQ(count.load(), 64);
+  EXPECT_EQ(pool.par_for([](void*, int) { return 1; }, nullptr, 0, 0), 0);
+  EXPECT_GE(pool.loops(), 54u);
+}
+
 TEST(Measure, TimesAWorkloadAndOrdersUnequalOnes) {
   MeasureOptions o;
   const MeasureResult fast = measure_isolated([] { return spin(200000); }, o);
@@ -49,6 +115,65 @@ TEST(Measure, TimesAWorkloadAndOrdersUnequalOnes) {
   EXPECT_GE(fast.runs, o.min_runs);
   EXPECT_LE(fast.best_ns, fast.third_ns);
   EXPECT_LT(fast.best_ns * 5, slow.best_ns);
+}
+
+// Whether malloc serves a 64 MiB block by mapping it (the block is used, so that the compiler
+// keeps the allocation).
+bool big_block_is_mapped() {
+  auto* volatile big = static_cast<char*>(std::malloc(64 << 20));
+  big[0] = 1;
+  const bool mapped = mallinfo2().hblks > 0;
+  std::free(big);
+  return mapped;
+}
+
+// A measurement states what its timed runs shared the machine with; the protocol knobs of the
+// study act in the measuring child: --pin-threads leaves each thread on one CPU, --steady-heap
+// serves large blocks from the heap instead of mapping them.
+TEST(Measure, RecordsTheTimedRunsAndAppliesTheChildKnobs) {
+  MeasureOptions o;
+  const MeasureResult r = measure_isolated([] { return spin(400000); }, o);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_GT(r.timed_wall_s, 0.0);
+  EXPECT_GE(r.timed_wall_s * 1e9, r.best_ns * r.runs * 0.99);
+  EXPECT_GT(r.timed_cpu_s, 0.0);
+  EXPECT_GE(r.steal_s, 0.0);
+  EXPECT_GE(r.involuntary_switches, 0);
+
+  o.pin_threads = true;
+  o.steady_heap = true;
+  const bool several_cpus = std::thread::hardware_concurrency() > 1;
+  const MeasureResult knobs =
+      measure_isolated(std::function<Workload()>([several_cpus] {
+                         Workload w;
+                         w.run = spin(100000);
+                         w.check = [several_cpus]() -> std::string {
+                           cpu_set_t mine;
+                           CPU_ZERO(&mine);
+                           if (sched_getaffinity(0, sizeof(mine), &mine) != 0) return "no affinity";
+                           if (several_cpus && CPU_COUNT(&mine) != 1)
+                             return "not pinned: " + std::to_string(CPU_COUNT(&mine)) + " CPUs";
+                           const bool mapped = big_block_is_mapped();
+                           return mapped ? "a 64 MiB block was mapped" : "";
+                         };
+                         return w;
+                       }),
+                       o);
+  EXPECT_TRUE(knobs.ok) << knobs.error;
+  // Without the knobs the same checks fail: they can tell.
+  o.pin_threads = o.steady_heap = false;
+  const MeasureResult plain =
+      measure_isolated(std::function<Workload()>([] {
+                         Workload w;
+                         w.run = spin(100000);
+                         w.check = []() -> std::string {
+                           const bool mapped = big_block_is_mapped();
+                           return mapped ? "" : "a 64 MiB block came from the heap";
+                         };
+                         return w;
+                       }),
+                       o);
+  EXPECT_TRUE(plain.ok) << plain.error;
 }
 
 TEST(Measure, AHangIsCutByTheTimeout) {

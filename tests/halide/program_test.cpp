@@ -17,6 +17,7 @@
 #include "halide/measure.h"
 #include "halide/measure_batch.h"
 #include "halide/program_halide.h"
+#include "halide/spin_pool.h"
 #include "halide/zoo.h"
 
 namespace tcost::halide {
@@ -221,13 +222,14 @@ TEST(Program, AMissingEstimateIsAnErrorThatNamesIt) {
 // within kFloatTolerance of the output's largest magnitude: reassociated reductions round
 // differently), each checked in a measuring child process as tuning checks them. Halide 14
 // crashes on a few schedules of the image pipelines (an aligned vector move from a misaligned
-// address, docs/collect.md): those are recorded failures, never wrong answers.
+// address, docs/collect.md): those are recorded failures, never wrong answers. One parallel
+// sample of each program runs on the spinning pool too (collect --spin-pool).
 TEST(Program, SampledZooSchedulesComputeTheDefaultsOutput) {
   MeasureOptions mo;
   mo.timeout_s = 60;
   mo.warmup_runs = 0;
   mo.min_runs = mo.max_runs = 1;
-  int ok = 0, total = 0;
+  int ok = 0, total = 0, spun_ok = 0, spun_total = 0;
   for (const char* name :
        {"softmax_512x512", "conv3x3_28x32x32", "histogram_eq_640x480", "pyramid_1024x768",
         "harris_512x384", "resnet_basic_14x64", "unsharp_u8_1024x768", "row_stats_512x1024",
@@ -247,6 +249,26 @@ TEST(Program, SampledZooSchedulesComputeTheDefaultsOutput) {
       ok += r.ok ? 1 : 0;
       EXPECT_EQ(r.error.find("wrong output"), std::string::npos) << schedule_key(samples[i]);
     }
+    // Under the spinning pool a parallel sample computes the same outputs, and its loops run
+    // there (the measuring child's pool counts them).
+    for (size_t i = 1; i < samples.size(); ++i) {
+      if (schedule_key(samples[i]).find(".p1") == std::string::npos) continue;
+      const MeasureResult spun = measure_isolated(
+          std::function<Workload()>([&] {
+            Workload w = schedule_workload(prog, samples[i], 2, &reference, ThreadPool::spinning);
+            w.check = [check = w.check] {
+              const std::string e = check();
+              if (!e.empty() || measuring_pool(2).loops() > 0) return e;
+              return std::string("no loop ran on the spinning pool");
+            };
+            return w;
+          }),
+          mo);
+      ++spun_total;
+      spun_ok += spun.ok ? 1 : 0;
+      EXPECT_EQ(spun.error.find("wrong output"), std::string::npos) << spun.error;
+      break;
+    }
     // The check itself: a reference that differs in one value is caught.
     Outputs wrong = reference;
     wrong[0][wrong[0].size() / 2] += 1000;
@@ -259,6 +281,8 @@ TEST(Program, SampledZooSchedulesComputeTheDefaultsOutput) {
     EXPECT_EQ(caught.error.rfind("wrong output", 0), 0u) << caught.error;
   }
   EXPECT_GE(ok, total * 8 / 10) << ok << " of " << total << " ran";
+  EXPECT_GE(spun_total, 8);
+  EXPECT_GE(spun_ok, spun_total * 8 / 10) << spun_ok << " of " << spun_total << " ran spinning";
 }
 
 }  // namespace

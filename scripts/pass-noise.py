@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""Where the noise of single measurements comes from, in a collection measured with several passes
+(tcost collect --passes K, K >= 4): for every schedule, its K best runtimes, each from its own
+measuring process. Prints how two single measurements agree (Kendall's tau per program, the
+spread of their ratio), how bests of m against bests of m agree (m = 1 .. K/2, disjoint passes),
+and how much of a measurement's deviation from its schedule's median is shared with the
+measurements just before and after it in time (drift of the machine) rather than its own (the
+process: memory layout, placement). Kendall's tau-b is tcost's own (the Python module).
+usage: PYTHONPATH=build/python /usr/bin/python3 scripts/pass-noise.py DATA_DIR [DATA_DIR...]
+       ... scripts/pass-noise.py --compare NAME=DIR[,DIR...] NAME=DIR[,DIR...] ...
+The second form prints one row per protocol NAME: each figure's mean +- sd over its DIRs (runs of
+the same protocol at different times; scripts/noise-knobs.sh alternates them)."""
+import collections
+import itertools
+import json
+import math
+import statistics
+import sys
+
+from tcost import kendall_tau
+
+
+def quantile(v, q):
+    v = sorted(v)
+    return v[int(q * (len(v) - 1) + 0.5)]
+
+
+def load(data):
+    recs = {}
+    with open(f"{data}/measurements.jsonl") as f:
+        for line in f:
+            r = json.loads(line)
+            recs[r["key"]] = r
+    schedules = collections.defaultdict(dict)  # instance -> key -> [(finished, best_ns)]
+    for key, r in recs.items():
+        if key.startswith("repeat|") or key.startswith("session|"):
+            continue
+        ps, k = [r], 2
+        while f"repeat|{k}|{key}" in recs:
+            ps.append(recs[f"repeat|{k}|{key}"])
+            k += 1
+        if all(p.get("ok") and p.get("best_ns", 0) > 0 for p in ps):
+            schedules[r["instance"]][key] = [(p["finished"], p["best_ns"]) for p in ps]
+    k = min(len(v) for s in schedules.values() for v in s.values())
+    return {i: {key: v[:k] for key, v in s.items()} for i, s in schedules.items()}, k
+
+
+def figures(data):
+    """One run's figures: tau and ratio spread of 1 against 1 and best of 2 against best of 2,
+    the sd of single measurements' log deviation, and the share deviating by more than 20%."""
+    progs, k = load(data)
+    out = {}
+    for m in range(1, min(3, k // 2) + 1):
+        taus, ratios = [], []
+        for a, b in [(range(0, m), range(m, 2 * m)), (range(k - 2 * m, k - m), range(k - m, k))]:
+            for s in progs.values():
+                x = [min(v[i][1] for i in a) for v in s.values()]
+                y = [min(v[i][1] for i in b) for v in s.values()]
+                taus.append(kendall_tau(x, y))
+                ratios += [q / p for p, q in zip(x, y)]
+        out[f"tau{m}"] = statistics.mean(taus)
+        out[f"spread{m}"] = quantile(ratios, .9) / quantile(ratios, .1)
+    d = [math.log(t / statistics.median(u for _, u in v))
+         for s in progs.values() for v in s.values() for _, t in v]
+    out["sd"] = statistics.pstdev(d)
+    out["outliers"] = sum(1 for x in d if abs(x) > math.log(1.2)) / len(d)
+    return out
+
+
+def compare(specs):
+    table = [(spec.split("=", 1)[0], [figures(d) for d in spec.split("=", 1)[1].split(",")])
+             for spec in specs]
+    best3 = all("tau3" in r for _, runs in table for r in runs)
+    print("| protocol | runs | tau, one against one | p90/p10 | tau, best of 2 against best of 2 "
+          "| p90/p10 | " + ("tau, best of 3 against best of 3 | p90/p10 | " if best3 else "") +
+          "sd of log deviation | measurements off by >20% |")
+    print("|---" * (10 if best3 else 8) + "|")
+    for name, runs in table:
+
+        def cell(key, fmt="{:.3f}"):
+            v = [r[key] for r in runs]
+            sd = statistics.stdev(v) if len(v) > 1 else 0.0
+            return f"{fmt.format(statistics.mean(v))} ± {fmt.format(sd)}"
+        three = f"{cell('tau3')} | {cell('spread3', '{:.2f}')} | " if best3 else ""
+        print(f"| {name} | {len(runs)} | {cell('tau1')} | {cell('spread1', '{:.2f}')} | "
+              f"{cell('tau2')} | {cell('spread2', '{:.2f}')} | {three}{cell('sd')} | "
+              f"{cell('outliers', '{:.2f}')} |")
+
+
+def report(data):
+    progs, k = load(data)
+    n = sum(len(s) for s in progs.values())
+    print(f"## {data}: {n} schedules of {len(progs)} programs, {k} passes each")
+    print("| comparison | mean tau over programs | ratio p10 | p90 | p90/p10 |")
+    print("|---|---|---|---|---|")
+    for m in range(1, k // 2 + 1):
+        taus, ratios = [], []
+        for a, b in [(list(range(0, m)), list(range(m, 2 * m))),
+                     (list(range(k - 2 * m, k - m)), list(range(k - m, k)))]:
+            for s in progs.values():
+                x = [min(v[i][1] for i in a) for v in s.values()]
+                y = [min(v[i][1] for i in b) for v in s.values()]
+                taus.append(kendall_tau(x, y))
+                ratios += [q / p for p, q in zip(x, y)]
+        r10, r90 = quantile(ratios, .1), quantile(ratios, .9)
+        print(f"| best of {m} against best of {m} | {statistics.mean(taus):.3f} | "
+              f"{r10:.3f} | {r90:.3f} | {r90 / r10:.3f} |")
+    # Deviations of single measurements from their schedule's median, in time order.
+    dev = []  # (finished, log deviation, instance)
+    for inst, s in progs.items():
+        for v in s.values():
+            med = statistics.median(t for _, t in v)
+            dev += [(f, math.log(t / med), inst) for f, t in v]
+    dev.sort()
+    d = [x[1] for x in dev]
+    mean = statistics.mean(d)
+    var = statistics.pvariance(d)
+    lag1 = sum((d[i] - mean) * (d[i + 1] - mean) for i in range(len(d) - 1)) / (len(d) - 1) / var
+    # The drift: the mean deviation of the 10 measurements on either side (not itself).
+    w = 10
+    shared = []
+    for i in range(len(d)):
+        nb = d[max(0, i - w):i] + d[i + 1:i + 1 + w]
+        shared.append(statistics.mean(nb))
+    resid = [a - b for a, b in zip(d, shared)]
+    print(f"single measurements: sd of log deviation from the schedule's median "
+          f"{math.sqrt(var):.3f}; lag-1 autocorrelation in time {lag1:.2f}; "
+          f"sd after removing the drift of the 20 neighbours in time "
+          f"{statistics.pstdev(resid):.3f}")
+    print("| program | median runtime ms | schedule p90/p10 | sd of log deviation | "
+          "one-vs-one tau (mean over pass pairs) |")
+    print("|---|---|---|---|---|")
+    for inst, s in sorted(progs.items()):
+        meds = [statistics.median(t for _, t in v) for v in s.values()]
+        sd = statistics.pstdev([x for x in (math.log(t / statistics.median(u for _, u in v))
+                                            for v in s.values() for _, t in v)])
+        taus = [kendall_tau([v[i][1] for v in s.values()], [v[j][1] for v in s.values()])
+                for i, j in itertools.combinations(range(k), 2)]
+        print(f"| {inst} | {statistics.median(meds) / 1e6:.2f} | "
+              f"{quantile(meds, .9) / quantile(meds, .1):.2f} | {sd:.3f} | "
+              f"{statistics.mean(taus):.3f} |")
+
+
+if len(sys.argv) > 1 and sys.argv[1] == "--compare":
+    compare(sys.argv[2:])
+else:
+    for data in sys.argv[1:]:
+        report(data)
