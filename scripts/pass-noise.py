@@ -45,20 +45,26 @@ def load(data):
     return {i: {key: v[:k] for key, v in s.items()} for i, s in schedules.items()}, k
 
 
+def best_of(progs, k, m):
+    """Bests of m against bests of m over disjoint passes (the first 2m, and the last 2m): the
+    mean tau over programs and the ratios of all pairs."""
+    taus, ratios = [], []
+    for a, b in [(range(0, m), range(m, 2 * m)), (range(k - 2 * m, k - m), range(k - m, k))]:
+        for s in progs.values():
+            x = [min(v[i][1] for i in a) for v in s.values()]
+            y = [min(v[i][1] for i in b) for v in s.values()]
+            taus.append(kendall_tau(x, y))
+            ratios += [q / p for p, q in zip(x, y)]
+    return statistics.mean(taus), ratios
+
+
 def figures(data):
-    """One run's figures: tau and ratio spread of 1 against 1 and best of 2 against best of 2,
+    """One run's figures: tau and ratio spread of bests of m against bests of m (m up to 3),
     the sd of single measurements' log deviation, and the share deviating by more than 20%."""
     progs, k = load(data)
     out = {}
     for m in range(1, min(3, k // 2) + 1):
-        taus, ratios = [], []
-        for a, b in [(range(0, m), range(m, 2 * m)), (range(k - 2 * m, k - m), range(k - m, k))]:
-            for s in progs.values():
-                x = [min(v[i][1] for i in a) for v in s.values()]
-                y = [min(v[i][1] for i in b) for v in s.values()]
-                taus.append(kendall_tau(x, y))
-                ratios += [q / p for p, q in zip(x, y)]
-        out[f"tau{m}"] = statistics.mean(taus)
+        out[f"tau{m}"], ratios = best_of(progs, k, m)
         out[f"spread{m}"] = quantile(ratios, .9) / quantile(ratios, .1)
     d = [math.log(t / statistics.median(u for _, u in v))
          for s in progs.values() for v in s.values() for _, t in v]
@@ -94,16 +100,9 @@ def report(data):
     print("| comparison | mean tau over programs | ratio p10 | p90 | p90/p10 |")
     print("|---|---|---|---|---|")
     for m in range(1, k // 2 + 1):
-        taus, ratios = [], []
-        for a, b in [(list(range(0, m)), list(range(m, 2 * m))),
-                     (list(range(k - 2 * m, k - m)), list(range(k - m, k)))]:
-            for s in progs.values():
-                x = [min(v[i][1] for i in a) for v in s.values()]
-                y = [min(v[i][1] for i in b) for v in s.values()]
-                taus.append(kendall_tau(x, y))
-                ratios += [q / p for p, q in zip(x, y)]
+        tau, ratios = best_of(progs, k, m)
         r10, r90 = quantile(ratios, .1), quantile(ratios, .9)
-        print(f"| best of {m} against best of {m} | {statistics.mean(taus):.3f} | "
+        print(f"| best of {m} against best of {m} | {tau:.3f} | "
               f"{r10:.3f} | {r90:.3f} | {r90 / r10:.3f} |")
     # Deviations of single measurements from their schedule's median, in time order.
     dev = []  # (finished, log deviation, instance)
