@@ -74,8 +74,9 @@ void register_collect(CLI::App& app) {
                 "Protocol: after the warm-up, pin the measuring process's threads one per CPU");
   cmd->add_flag("--steady-heap", o->steady_heap,
                 "Protocol: the measuring process's malloc keeps what it frees (no mmap, no trim)");
-  cmd->add_flag("--spin-pool", o->spin_pool,
-                "Protocol: run parallel loops on tcost's spinning thread pool, not Halide's");
+  cmd->add_flag_callback(
+      "--spin-pool", [o] { o->pool = halide::ThreadPool::spinning; },
+      "Protocol: run parallel loops on tcost's spinning thread pool, not Halide's");
   cmd->add_option("--passes", o->passes,
                   "Protocol: measure every schedule K times, pass after pass, and keep the "
                   "minimum")

@@ -284,7 +284,7 @@ CollectSummary collect(const CollectOptions& o) {
   bo.measure = mo;
   bo.workers = o.workers;
   bo.threads = o.threads;
-  bo.pool = o.spin_pool ? ThreadPool::spinning : ThreadPool::halide;
+  bo.pool = o.pool;
   if (o.time_budget_min > 0) {
     bo.deadline = std::chrono::steady_clock::now() +
                   std::chrono::duration_cast<std::chrono::steady_clock::duration>(

@@ -52,8 +52,8 @@ struct CollectOptions {
   double tolerance = 0.03;
   bool strict_lock = true;   // MeasureOptions::exclusive_until_exit (--no-strict-lock: false)
   bool pin_threads = false;  // MeasureOptions::pin_threads (--pin-threads)
-  bool spin_pool = false;    // BatchOptions::pool: the spinning pool (--spin-pool)
-  bool steady_heap = false;  // MeasureOptions::steady_heap (--steady-heap)
+  ThreadPool pool = ThreadPool::halide;  // BatchOptions::pool (--spin-pool: spinning)
+  bool steady_heap = false;              // MeasureOptions::steady_heap (--steady-heap)
   // --passes K: every schedule (and, with --cross-session, every schedule of the session) is
   // measured K times, pass after pass (each pass over all of them before the next starts), and
   // its runtime is the minimum: repetition in separate processes spaced in time is what the

@@ -141,7 +141,7 @@ void write_manifest(const CollectOptions& o, const MeasureOptions& mo, const Res
         {"lock_until_exit", mo.exclusive_until_exit},
         {"pin_threads", mo.pin_threads},
         {"steady_heap", mo.steady_heap},
-        {"thread_pool", o.spin_pool ? "spinning" : "halide"},
+        {"thread_pool", thread_pool_name(o.pool)},
         {"passes", o.passes},
         {"warmup_runs", mo.warmup_runs},
         {"min_runs", mo.min_runs},
