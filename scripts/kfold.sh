@@ -7,7 +7,8 @@
 # (`tcost ensemble`: standardised costs averaged; a member MEMBER*W has weight W, default 1),
 # scored from both views. Every setting is
 # trained once per seed; prints, per setting, the mean test Kendall tau over folds (mean ± sd
-# over seeds), and the per-fold means over seeds.
+# over seeds), the per-fold means over seeds, and the geomean slowdown@1 and @5 over all
+# programs of all folds (mean over seeds).
 # usage: scripts/kfold.sh [K] [SEED...]   (after scripts/build.sh; about 12 minutes a seed)
 # Environment: KFOLD_DATA, the dataset (default data/halide); KFOLD_OUT, the work directory
 # (default out/kfold, emptied first); KFOLD_ONLY, a comma-separated list of the settings and
@@ -24,6 +25,9 @@ OUT=${KFOLD_OUT:-out/kfold}
 SETTINGS=(
   "tgraph:layout:--model tgraph"
   "tgraph-listmle:layout:--model tgraph --loss listmle"
+  "tgraph-hinge-gap:layout:--model tgraph --loss hinge-gap"
+  "tgraph-hinge-top:layout:--model tgraph --loss hinge-top"
+  "tgraph-long:layout:--model tgraph --epochs 200 --patience 30"
   "tgraph-hidden64:layout:--model tgraph --hidden 64"
   "tgraph-no-attention:layout:--model tgraph --no-cross-attention"
   "tgraph-config-pool:layout:--model tgraph --config-pool"
@@ -32,6 +36,8 @@ SETTINGS=(
   "xgb:layout:--model xgb"
   "ast-gcn:ast:--model ast-gcn"
   "ast-gcn-pretrained:ast:--model ast-gcn --init out/pretrain/pre-ast-gcn.pt"
+  "ast-gcn-hinge-gap:ast:--model ast-gcn --loss hinge-gap"
+  "ast-gcn-tree-attention:ast:--model ast-gcn --tree-attention"
 )
 ENSEMBLES=(
   "tgraph+xgb=tgraph+xgb"
@@ -124,17 +130,27 @@ names=()
 for s in "${SETTINGS[@]}"; do names+=("${s%%:*}"); done
 for e in "${ENSEMBLES[@]+"${ENSEMBLES[@]}"}"; do names+=("${e%%=*}"); done
 python3 - "$OUT" "$K" "${#SEEDS[@]}" "${SEEDS[@]}" "${names[@]}" <<'PY'
-import json, statistics, sys
+import json, math, statistics, sys
 out, k, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 seeds, names = sys.argv[4:4 + n], sys.argv[4 + n:]
-print(f"| setting | mean test tau over {k} folds (± sd over {n} seeds) | per fold (mean over seeds) |")
-print("|---|---|---|")
+print(f"| setting | mean test tau over {k} folds (± sd over {n} seeds) | per fold (mean over seeds) "
+      "| geomean slowdown@1 / @5 over all programs (mean over seeds) |")
+print("|---|---|---|---|")
+
+
+def geomean_slowdown(runs, key):  # runs: the eval JSON of each fold; slowdown is ratio - 1
+    logs = [math.log1p(g[key]) for r in runs for g in r["per_graph"] if g.get(key) is not None]
+    return math.exp(statistics.mean(logs))
+
+
 for name in names:
-    t = [[json.load(open(f"{out}/{name}-{f}-{s}.json"))["mean_kendall_tau"] for f in range(k)]
-         for s in seeds]
+    runs = [[json.load(open(f"{out}/{name}-{f}-{s}.json")) for f in range(k)] for s in seeds]
+    t = [[r["mean_kendall_tau"] for r in x] for x in runs]
     per_seed = [statistics.mean(x) for x in t]
     sd = statistics.pstdev(per_seed) if n > 1 else 0.0
     folds = [statistics.mean(t[i][f] for i in range(n)) for f in range(k)]
+    s1 = statistics.mean(geomean_slowdown(x, "slowdown_1") for x in runs)
+    s5 = statistics.mean(geomean_slowdown(x, "slowdown_5") for x in runs)
     print(f"| {name} | {statistics.mean(per_seed):.3f} ± {sd:.3f} | "
-          + " ".join(f"{x:.3f}" for x in folds) + " |")
+          + " ".join(f"{x:.3f}" for x in folds) + f" | {s1:.2f}x / {s5:.2f}x |")
 PY

@@ -68,9 +68,9 @@ void register_model_commands(CLI::App& app) {
   train->add_option("--configs", t->configs_per_step, "Configurations per graph per step")
       ->capture_default_str()
       ->check(CLI::Range(2, 100000));
-  train->add_option("--loss", t->loss, "listmle | hinge | mse | auto")
+  train->add_option("--loss", t->loss, "listmle | hinge | hinge-gap | hinge-top | mse | auto")
       ->capture_default_str()
-      ->check(CLI::IsMember({"listmle", "hinge", "mse", "auto"}));
+      ->check(CLI::IsMember({"listmle", "hinge", "hinge-gap", "hinge-top", "mse", "auto"}));
   train->add_option("--lr", t->lr, "Peak learning rate (AdamW)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 10.0));
@@ -92,6 +92,8 @@ void register_model_commands(CLI::App& app) {
   train->add_flag("--config-pool", t->config_pool,
                   "tgraph: configuration-aware readout (the configurable nodes' mean besides "
                   "the overall mean)");
+  train->add_flag("--tree-attention", t->tree_attention,
+                  "ast-gcn: attention across the configurations' tree readouts");
   train->add_option("--threads", t->threads, "Threads (0 = all cores)")->capture_default_str();
   train
       ->add_option("--valid-configs", t->max_valid_configs,

@@ -25,11 +25,10 @@ void print_report(const ScoreReport& r, bool json) {
       if (s.collection != Collection::kTile) {
         j["kendall_tau"] = num(s.kendall_tau);
         j["opa"] = num(s.opa);
-      } else {
-        j["slowdown_1"] = num(s.slowdown_1);
-        j["slowdown_5"] = num(s.slowdown_5);
-        j["slowdown_10"] = num(s.slowdown_10);
       }
+      j["slowdown_1"] = num(s.slowdown_1);
+      j["slowdown_5"] = num(s.slowdown_5);
+      j["slowdown_10"] = num(s.slowdown_10);
       per.push_back(j);
     }
     nlohmann::json out = {

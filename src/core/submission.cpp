@@ -109,13 +109,12 @@ GraphScore score_graph(const Graph& g, const std::vector<double>& predicted_cost
   if (g.collection == Collection::kLayout) {
     s.kendall_tau = kendall_tau_b(predicted_cost, truth);
     s.opa = ordered_pair_accuracy(predicted_cost, truth);
-    s.slowdown_1 = s.slowdown_5 = s.slowdown_10 = nan;
   } else {
     s.kendall_tau = s.opa = nan;
-    s.slowdown_1 = slowdown_at_k(predicted_cost, truth, 1);
-    s.slowdown_5 = slowdown_at_k(predicted_cost, truth, 5);
-    s.slowdown_10 = slowdown_at_k(predicted_cost, truth, 10);
   }
+  s.slowdown_1 = slowdown_at_k(predicted_cost, truth, 1);
+  s.slowdown_5 = slowdown_at_k(predicted_cost, truth, 5);
+  s.slowdown_10 = slowdown_at_k(predicted_cost, truth, 10);
   return s;
 }
 

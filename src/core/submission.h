@@ -29,7 +29,7 @@ struct GraphScore {
   int64_t listed = 0;      // configurations the row ranks; the rest tie after them
   double kendall_tau = 0;  // layout only (NaN when all runtimes tie)
   double opa = 0;          // layout only
-  double slowdown_1 = 0;   // tile only
+  double slowdown_1 = 0;   // every graph (the tile metric; for rankings, of the full ranking)
   double slowdown_5 = 0;
   double slowdown_10 = 0;
 };

@@ -193,9 +193,10 @@ void write_manifest(const CollectOptions& o, const MeasureOptions& mo, const Res
           {"p90_over_p10", num(c.ratio_p90 / c.ratio_p10)}}},
         {"seconds_per_schedule", c.seconds_per_schedule},
         {"method",
-         "for each program, Kendall tau-b between a schedule's first-pass runtime and its "
-         "runtime measured again in a later, independent run (tcost collect --cross-session N); "
-         "mean over programs (and per family); ratios are new/old best runtimes"}};
+         "for each program, Kendall tau-b between a schedule's shipped runtime (the best of its "
+         "measurements under the session's target) and the best of its measurements in a "
+         "separate, independent run (tcost collect --cross-session N --passes P); mean over "
+         "programs (and per family); ratios are new/old runtimes"}};
   }
   const std::string path = (fs::path(o.out) / "manifest.json").string();
   // The manifest on file, if any: a cross-session run and a rewrite keep what it says of the

@@ -457,6 +457,7 @@ class AstGcn : public Network {
     input_ =
         register_module("input", torch::nn::Linear(d.node_feat_width + o.opcode_dim, o.hidden));
     gcn_ = register_module("gcn", ResidualGcn(o.hidden, o.layers));
+    if (o.tree_attention) att_ = register_module("tree_attention", CrossConfigAttention(o.hidden));
   }
   torch::Tensor forward(const GraphInput& g, const torch::Tensor& configs) override {
     const int64_t k = configs.size(0);
@@ -468,13 +469,15 @@ class AstGcn : public Network {
                            .clamp_min(1)
                            .unsqueeze(1);
     const auto sum = torch::zeros({k, h.size(1)}).index_add(0, g.tree_id, h);
-    return gcn_->head(sum / count, sum / count.sqrt());
+    auto mean = sum / count;
+    if (att_) mean = att_->forward(mean.unsqueeze(1)).squeeze(1);  // (K, 1, H): across the K
+    return gcn_->head(mean, sum / count.sqrt());
   }
   double flops_per_config(const GraphInput& g) const override {
     const double trees = std::max<double>(
         1, static_cast<double>(g.tree_id.numel() > 0 ? g.tree_id.max().item<int64_t>() + 1 : 1));
     const double n = static_cast<double>(g.num_nodes) / trees, h = o_.hidden;
-    return n * h * h * o_.layers + n * h * h;
+    return n * h * h * o_.layers + n * h * h + (att_ ? 1.5 * h * h : 0);
   }
 
  private:
@@ -482,6 +485,7 @@ class AstGcn : public Network {
   torch::nn::Embedding kind_{nullptr};
   torch::nn::Linear input_{nullptr};
   ResidualGcn gcn_{nullptr};
+  CrossConfigAttention att_{nullptr};
 };
 
 }  // namespace
@@ -495,6 +499,7 @@ std::string ModelOptions::to_json() const {
                         {"prune_hops", prune_hops},
                         {"cross_attention", cross_attention},
                         {"config_pool", config_pool},
+                        {"tree_attention", tree_attention},
                         {"segment_nodes", segment_nodes}}
       .dump();
 }
@@ -526,6 +531,8 @@ ModelOptions ModelOptions::from_json(const std::string& text) {
         o.cross_attention = it->get<bool>();
       else if (k == "config_pool")
         o.config_pool = it->get<bool>();
+      else if (k == "tree_attention")
+        o.tree_attention = it->get<bool>();
       else if (k == "segment_nodes")
         o.segment_nodes = it->get<int64_t>();
       else

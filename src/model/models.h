@@ -9,7 +9,8 @@
 //                  with residuals, mean pooling, linear head. Tile graphs join the graph-level
 //                  config features to every node.
 //   ast-gcn      - syntax-tree GCN: one loop-nest tree per configuration (ast datasets),
-//                  residual GCN, per-tree readout, MLP regressing standardised log runtime.
+//                  residual GCN, per-tree readout (optionally with attention across the
+//                  configurations), MLP regressing standardised log runtime.
 // Work that does not depend on the configuration (node encoders) runs once per forward call,
 // shared by all K configurations.
 #pragma once
@@ -36,6 +37,9 @@ struct ModelOptions {
   // tgraph: configuration-aware readout: the head reads the mean over the configurable nodes
   // beside the mean over all nodes (layout graphs; tile graphs read the overall mean twice).
   bool config_pool = false;
+  // ast-gcn: cross-configuration attention (as tgraph's) over the trees' mean readouts, so
+  // that each configuration's cost is read beside the other configurations of its program.
+  bool tree_attention = false;
   int64_t segment_nodes = 5000;  // gcn/sage: train on segments of this many nodes (0 = whole)
 
   std::string to_json() const;

@@ -3,6 +3,11 @@
 //   listmle_loss  - ListMLE: negative log-likelihood of the true fastest-first permutation
 //                   under a Plackett-Luce model with scores -cost.
 //   hinge_loss    - mean over ordered pairs (t_i < t_j) of max(0, margin - (cost_j - cost_i)).
+//   hinge_gap_loss - hinge_loss with each pair weighted by |log t_j - log t_i|: pairs whose
+//                   runtimes differ by less than the measurement noise hardly count.
+//   hinge_top_loss - hinge_loss with each pair weighted by its DCG change |1/log2(2 + r_i) -
+//                   1/log2(2 + r_j)| (r: rank by runtime, 0 = fastest): pairs near the top count
+//                   most, as in LambdaRank.
 //   mse_loss      - mean squared error between cost and the standardised log target.
 #pragma once
 
@@ -14,6 +19,8 @@ namespace tcost::train {
 
 torch::Tensor listmle_loss(const torch::Tensor& cost, const torch::Tensor& target);
 torch::Tensor hinge_loss(const torch::Tensor& cost, const torch::Tensor& target, double margin);
+torch::Tensor hinge_gap_loss(const torch::Tensor& cost, const torch::Tensor& target, double margin);
+torch::Tensor hinge_top_loss(const torch::Tensor& cost, const torch::Tensor& target, double margin);
 torch::Tensor mse_loss(const torch::Tensor& cost, const torch::Tensor& target, double log_mean,
                        double log_std);
 

@@ -25,6 +25,36 @@ torch::Tensor hinge_loss(const torch::Tensor& cost, const torch::Tensor& target,
   return (torch::relu(margin - diff) * faster).sum() / pairs;
 }
 
+namespace {
+
+// max(0, margin - (cost_j - cost_i)) over every pair (i faster than j), each pair weighted by
+// `weight` [i][j]; normalised by the total weight so that the scale stays that of hinge_loss.
+torch::Tensor weighted_hinge(const torch::Tensor& cost, const torch::Tensor& faster,
+                             const torch::Tensor& weight, double margin) {
+  const auto w = faster * weight.to(cost.dtype());
+  const auto diff = cost.unsqueeze(0) - cost.unsqueeze(1);  // [i][j] = cost_j - cost_i
+  return (torch::relu(margin - diff) * w).sum() / w.sum().clamp_min(1e-12);
+}
+
+}  // namespace
+
+torch::Tensor hinge_gap_loss(const torch::Tensor& cost, const torch::Tensor& target,
+                             double margin) {
+  const auto faster = (target.unsqueeze(1) < target.unsqueeze(0)).to(cost.dtype());
+  const auto log_t = target.log();
+  return weighted_hinge(cost, faster, (log_t.unsqueeze(0) - log_t.unsqueeze(1)).abs(), margin);
+}
+
+torch::Tensor hinge_top_loss(const torch::Tensor& cost, const torch::Tensor& target,
+                             double margin) {
+  const auto faster = (target.unsqueeze(1) < target.unsqueeze(0)).to(cost.dtype());
+  // rank 0 = fastest; gain 1/log2(2 + rank), as in DCG.
+  const auto order = std::get<1>(target.sort(0, /*descending=*/false));
+  const auto rank = torch::empty_like(order).scatter_(0, order, torch::arange(order.size(0)));
+  const auto gain = 1.0 / torch::log2(rank.to(torch::kFloat64) + 2.0);
+  return weighted_hinge(cost, faster, (gain.unsqueeze(0) - gain.unsqueeze(1)).abs(), margin);
+}
+
 torch::Tensor mse_loss(const torch::Tensor& cost, const torch::Tensor& target, double log_mean,
                        double log_std) {
   const auto y = ((target.log() - log_mean) / log_std).to(cost.dtype());
@@ -33,14 +63,19 @@ torch::Tensor mse_loss(const torch::Tensor& cost, const torch::Tensor& target, d
 
 std::string resolve_loss(const std::string& loss, const std::string& model) {
   if (loss == "auto") return model == "tgraph" ? "hinge" : model == "ast-gcn" ? "mse" : "listmle";
-  if (loss == "listmle" || loss == "hinge" || loss == "mse") return loss;
-  throw UsageError(fmt::format("--loss: expected listmle, hinge, mse or auto, found '{}'", loss));
+  if (loss == "listmle" || loss == "hinge" || loss == "hinge-gap" || loss == "hinge-top" ||
+      loss == "mse")
+    return loss;
+  throw UsageError(fmt::format(
+      "--loss: expected listmle, hinge, hinge-gap, hinge-top, mse or auto, found '{}'", loss));
 }
 
 torch::Tensor batch_loss(const torch::Tensor& cost, const model::PreparedGraph& batch,
                          const model::Normalizer& norm, const StepOptions& o) {
   if (o.loss == "listmle") return listmle_loss(cost, batch.targets);
   if (o.loss == "hinge") return hinge_loss(cost, batch.targets, o.margin);
+  if (o.loss == "hinge-gap") return hinge_gap_loss(cost, batch.targets, o.margin);
+  if (o.loss == "hinge-top") return hinge_top_loss(cost, batch.targets, o.margin);
   return mse_loss(cost, batch.targets, norm.log_target_mean, norm.log_target_std);
 }
 

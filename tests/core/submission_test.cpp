@@ -30,9 +30,15 @@ TEST(Submission, PerfectAndReversedRankings) {
   ASSERT_EQ(r.per_graph.size(), 1u);
   EXPECT_DOUBLE_EQ(r.mean_kendall_tau, 1.0);
   EXPECT_DOUBLE_EQ(r.mean_opa, 1.0);
+  EXPECT_DOUBLE_EQ(r.per_graph[0].slowdown_1, 0.0);  // rankings get the first pick's cost too
   write_submission(dir / "p.csv", {{"tiny", order_by_runtime(g, true)}});
   r = score_submission({dir / "tiny.npz"}, read_submission(dir / "p.csv"), "p.csv");
   EXPECT_DOUBLE_EQ(r.mean_kendall_tau, -1.0);
+  const std::vector<double> t = g.targets();
+  EXPECT_DOUBLE_EQ(
+      r.per_graph[0].slowdown_1,
+      *std::max_element(t.begin(), t.end()) / *std::min_element(t.begin(), t.end()) - 1.0);
+  EXPECT_EQ(r.tile_graphs, 0);  // the mean slowdowns stay over tile graphs
 }
 
 TEST(Submission, TileSlowdownUsesListedConfigsOnly) {

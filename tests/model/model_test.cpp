@@ -67,6 +67,35 @@ TEST(Losses, PreferTheTrueOrder) {
   EXPECT_LT(cost.grad()[1].item<float>(), 0.0f);
 }
 
+TEST(Losses, WeightedHingesCountBigGapsAndTheTopMost) {
+  const auto target = torch::tensor({1.0, 1.01, 4.0}, torch::kFloat64);
+  // Swapping the two near-equal configurations costs hinge as much as swapping a big gap ...
+  const auto swap_close = torch::tensor({0.0f, -2.0f, 2.0f});  // 1 and 1.01 reversed
+  const auto swap_far = torch::tensor({0.0f, 2.0f, -2.0f});    // 1.01 and 4 reversed
+  const double plain_close = train::hinge_loss(swap_close, target, 1.0).item<double>();
+  const double plain_far = train::hinge_loss(swap_far, target, 1.0).item<double>();
+  EXPECT_NEAR(plain_close, 1.0, 1e-6);      // one pair of three at 3 (margin 1 + gap 2)
+  EXPECT_NEAR(plain_far, 8.0 / 3.0, 1e-6);  // two pairs, at 3 and 5
+  // ... hinge-gap hardly counts the pair inside the noise, and counts the big gap fully.
+  const double gap_close = train::hinge_gap_loss(swap_close, target, 1.0).item<double>();
+  const double gap_far = train::hinge_gap_loss(swap_far, target, 1.0).item<double>();
+  EXPECT_LT(gap_close, 0.05 * plain_close);
+  EXPECT_GT(gap_far, plain_far);
+  // hinge-top weighs a swap at the top (ranks 0 and 1) above one lower down (ranks 1 and 2)
+  // with the same runtime gaps.
+  const auto even = torch::tensor({1.0, 2.0, 4.0}, torch::kFloat64);
+  const auto swap_top = torch::tensor({1.0f, 0.0f, 2.0f});
+  const auto swap_low = torch::tensor({0.0f, 2.0f, 1.0f});
+  EXPECT_NEAR(train::hinge_loss(swap_top, even, 1.0).item<double>(),
+              train::hinge_loss(swap_low, even, 1.0).item<double>(), 1e-6);
+  EXPECT_GT(train::hinge_top_loss(swap_top, even, 1.0).item<double>(),
+            train::hinge_top_loss(swap_low, even, 1.0).item<double>());
+  // Both are zero when every pair is ordered with the margin.
+  const auto good = torch::tensor({0.0f, 2.0f, 4.0f});
+  EXPECT_DOUBLE_EQ(train::hinge_gap_loss(good, target, 1.0).item<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(train::hinge_top_loss(good, even, 1.0).item<double>(), 0.0);
+}
+
 TEST(Models, EveryModelScoresLayoutAndTileGraphs) {
   torch::manual_seed(0);
   for (Collection c : {Collection::kLayout, Collection::kTile}) {
@@ -367,7 +396,22 @@ TEST(AstTraining, AstGcnLearnsSyntaxTreesAndRefusesGraphs) {
   EXPECT_EQ(r.layout_graphs, static_cast<int64_t>(r.per_graph.size()));
   EXPECT_EQ(r.per_graph.front().collection, Collection::kAst);
   EXPECT_GT(r.mean_kendall_tau, 0.3);
-  t.model = "tgraph";  // graph models do not read syntax trees
+  // With attention across the configurations' trees: it learns too, its checkpoint keeps the
+  // option (another model: other scores), and graph models refuse the option.
+  t.tree_attention = true;
+  t.out = dir / "ast-attention.pt";
+  train::train_model(t);
+  model::ModelOptions mo = model::ModelOptions::from_json(R"({"name": "ast-gcn"})");
+  EXPECT_FALSE(mo.tree_attention);
+  mo.tree_attention = true;
+  EXPECT_TRUE(model::ModelOptions::from_json(mo.to_json()).tree_attention);
+  e.model = t.out;
+  const ScoreReport ra = train::evaluate_model(e);
+  EXPECT_GT(ra.mean_kendall_tau, 0.3);
+  EXPECT_NE(ra.mean_kendall_tau, r.mean_kendall_tau);
+  t.model = "tgraph";
+  EXPECT_THROW(train::train_model(t), UsageError);  // an ast-gcn option
+  t.tree_attention = false;                         // graph models do not read syntax trees
   EXPECT_THROW(train::train_model(t), UsageError);
 }
 
