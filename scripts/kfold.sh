@@ -13,7 +13,8 @@
 # Environment: KFOLD_DATA, the dataset (default data/halide); KFOLD_OUT, the work directory
 # (default out/kfold, emptied first); KFOLD_ONLY, a comma-separated list of the settings and
 # ensembles to run (default all; an ensemble's members must be among them); KFOLD_JOBS, how many
-# seeds run side by side (default 1: one after another).
+# seeds run side by side (default 1: one after another); KFOLD_REUSE=1 keeps the work directory
+# and skips every result already in it (an interrupted run resumes; settings can be added).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 K=${1:-5}
@@ -37,7 +38,7 @@ SETTINGS=(
   "ast-gcn:ast:--model ast-gcn"
   "ast-gcn-pretrained:ast:--model ast-gcn --init out/pretrain/pre-ast-gcn.pt"
   "ast-gcn-hinge-gap:ast:--model ast-gcn --loss hinge-gap"
-  "ast-gcn-tree-attention:ast:--model ast-gcn --tree-attention"
+  "ast-gcn-no-tree-attention:ast:--model ast-gcn --no-tree-attention"
 )
 ENSEMBLES=(
   "tgraph+xgb=tgraph+xgb"
@@ -57,7 +58,11 @@ if [ -n "${KFOLD_ONLY:-}" ]; then
   for e in "${ENSEMBLES[@]}"; do keep "${e%%=*}" && kept+=("$e"); done
   ENSEMBLES=("${kept[@]+"${kept[@]}"}")
 fi
-rm -rf "$OUT" && mkdir -p "$OUT"
+if [ -n "${KFOLD_REUSE:-}" ]; then
+  mkdir -p "$OUT" && rm -rf "$OUT"/fold*  # the folds are dealt again, the same way
+else
+  rm -rf "$OUT" && mkdir -p "$OUT"
+fi
 # A setting that starts from a pretrained checkpoint (--init) needs scripts/pretrain.sh's.
 if [[ " ${SETTINGS[*]} " == *"--init out/pretrain/"* ]]; then
   PRETRAIN_ONLY=1 bash scripts/pretrain.sh
@@ -93,6 +98,7 @@ run_seed() {
       name=${s%%:*}
       rest=${s#*:}
       view=${rest%%:*}
+      [ -n "${KFOLD_REUSE:-}" ] && [ -s "$OUT/$name-$f-$seed.json" ] && continue
       # shellcheck disable=SC2086
       build/tcost train --data "$OUT/fold$f/$view" ${rest#*:} --seed "$seed" \
         --out "$OUT/$name-$f-$seed.pt" --quiet --threads 1 >/dev/null
@@ -101,6 +107,7 @@ run_seed() {
     done
     for e in "${ENSEMBLES[@]+"${ENSEMBLES[@]}"}"; do
       name=${e%%=*}
+      [ -n "${KFOLD_REUSE:-}" ] && [ -s "$OUT/$name-$f-$seed.json" ] && continue
       members=()
       IFS=+ read -r -a parts <<<"${e#*=}"
       for m in "${parts[@]}"; do

@@ -92,8 +92,8 @@ void register_model_commands(CLI::App& app) {
   train->add_flag("--config-pool", t->config_pool,
                   "tgraph: configuration-aware readout (the configurable nodes' mean besides "
                   "the overall mean)");
-  train->add_flag("--tree-attention", t->tree_attention,
-                  "ast-gcn: attention across the configurations' tree readouts");
+  train->add_flag("!--no-tree-attention", t->tree_attention,
+                  "ast-gcn: no attention across the configurations' tree readouts");
   train->add_option("--threads", t->threads, "Threads (0 = all cores)")->capture_default_str();
   train
       ->add_option("--valid-configs", t->max_valid_configs,

@@ -39,6 +39,8 @@ struct ModelOptions {
   bool config_pool = false;
   // ast-gcn: cross-configuration attention (as tgraph's) over the trees' mean readouts, so
   // that each configuration's cost is read beside the other configurations of its program.
+  // Off where a checkpoint's options lack it (ast-gcn checkpoints written before it existed);
+  // tcost train turns it on for ast-gcn unless --no-tree-attention.
   bool tree_attention = false;
   int64_t segment_nodes = 5000;  // gcn/sage: train on segments of this many nodes (0 = whole)
 

@@ -25,7 +25,7 @@ struct TrainOptions {
   int layers = 0;                // 0: default (2)
   int prune_hops = -2;           // tgraph pruning hops; -2 default (1), -1 none
   bool cross_attention = true;   // tgraph: attention across configurations
-  bool tree_attention = false;   // ast-gcn: attention across configurations (models.h)
+  bool tree_attention = true;    // ast-gcn: attention across configurations (models.h)
   bool config_pool = false;      // tgraph: read out the configurable nodes' mean besides
   std::string loss = "auto";     // listmle | hinge | hinge-gap | hinge-top | mse | auto (step.h)
   int epochs = 40;

@@ -237,9 +237,7 @@ Checkpoint start_or_resume(const TrainOptions& o, const std::vector<std::string>
   mo.config_pool = o.config_pool;
   if (o.config_pool && o.model != "tgraph")
     throw UsageError(fmt::format("--config-pool is a tgraph option, not {}'s", o.model));
-  mo.tree_attention = o.tree_attention;
-  if (o.tree_attention && o.model != "ast-gcn")
-    throw UsageError(fmt::format("--tree-attention is an ast-gcn option, not {}'s", o.model));
+  mo.tree_attention = o.tree_attention && o.model == "ast-gcn";
   mo = mo.resolved();
   if (o.resume) {
     Checkpoint ck = load_checkpoint(resume_path);

@@ -383,6 +383,7 @@ TEST(AstTraining, AstGcnLearnsSyntaxTreesAndRefusesGraphs) {
   train::TrainOptions t;
   t.data = dir / "ast";
   t.model = "ast-gcn";
+  t.tree_attention = false;  // the first published model as written
   t.out = dir / "ast.pt";
   t.epochs = 8;
   t.threads = 1;
@@ -396,9 +397,10 @@ TEST(AstTraining, AstGcnLearnsSyntaxTreesAndRefusesGraphs) {
   EXPECT_EQ(r.layout_graphs, static_cast<int64_t>(r.per_graph.size()));
   EXPECT_EQ(r.per_graph.front().collection, Collection::kAst);
   EXPECT_GT(r.mean_kendall_tau, 0.3);
-  // With attention across the configurations' trees: it learns too, its checkpoint keeps the
-  // option (another model: other scores), and graph models refuse the option.
-  t.tree_attention = true;
+  // With attention across the configurations' trees (the default): it learns too, and its
+  // checkpoint keeps the option (another model: other scores).
+  t.tree_attention = train::TrainOptions().tree_attention;
+  EXPECT_TRUE(t.tree_attention);
   t.out = dir / "ast-attention.pt";
   train::train_model(t);
   model::ModelOptions mo = model::ModelOptions::from_json(R"({"name": "ast-gcn"})");
@@ -409,9 +411,9 @@ TEST(AstTraining, AstGcnLearnsSyntaxTreesAndRefusesGraphs) {
   const ScoreReport ra = train::evaluate_model(e);
   EXPECT_GT(ra.mean_kendall_tau, 0.3);
   EXPECT_NE(ra.mean_kendall_tau, r.mean_kendall_tau);
-  t.model = "tgraph";
-  EXPECT_THROW(train::train_model(t), UsageError);  // an ast-gcn option
-  t.tree_attention = false;                         // graph models do not read syntax trees
+  EXPECT_TRUE(train::load_checkpoint(t.out).meta.model.tree_attention);
+  EXPECT_FALSE(train::load_checkpoint(dir / "ast.pt").meta.model.tree_attention);
+  t.model = "tgraph";  // graph models do not read syntax trees
   EXPECT_THROW(train::train_model(t), UsageError);
 }
 
