@@ -9,13 +9,8 @@ import collections
 import statistics
 import sys
 
-from measurement_log import load_records, passes
+from measurement_log import load_records, passes, quantile
 from tcost import kendall_tau
-
-
-def quantile(v, q):
-    v = sorted(v)
-    return v[int(q * (len(v) - 1) + 0.5)]
 
 
 def main(data, session):

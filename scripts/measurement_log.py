@@ -14,11 +14,22 @@ def load_records(data):
     return recs
 
 
-def passes(recs, key, target):
-    """The ok best runtimes (ns) of record KEY and its repeats (repeat|K|KEY) under TARGET."""
+def pass_records(recs, key):
+    """Record KEY and its repeats (repeat|K|KEY), in pass order."""
     out, k = [recs[key]], 2
     while f"repeat|{k}|{key}" in recs:
         out.append(recs[f"repeat|{k}|{key}"])
         k += 1
-    return [p["best_ns"] for p in out
+    return out
+
+
+def passes(recs, key, target):
+    """The ok best runtimes (ns) of record KEY and its repeats under TARGET, in pass order."""
+    return [p["best_ns"] for p in pass_records(recs, key)
             if p.get("ok") and p.get("target") == target and p.get("best_ns", 0) > 0]
+
+
+def quantile(v, q):
+    """The q-quantile of v, the nearest rank."""
+    v = sorted(v)
+    return v[int(q * (len(v) - 1) + 0.5)]

@@ -12,33 +12,21 @@ The second form prints one row per protocol NAME: each figure's mean +- sd over 
 the same protocol at different times; scripts/noise-knobs.sh alternates them)."""
 import collections
 import itertools
-import json
 import math
 import statistics
 import sys
 
+from measurement_log import load_records, pass_records, quantile
 from tcost import kendall_tau
 
 
-def quantile(v, q):
-    v = sorted(v)
-    return v[int(q * (len(v) - 1) + 0.5)]
-
-
 def load(data):
-    recs = {}
-    with open(f"{data}/measurements.jsonl") as f:
-        for line in f:
-            r = json.loads(line)
-            recs[r["key"]] = r
+    recs = load_records(data)
     schedules = collections.defaultdict(dict)  # instance -> key -> [(finished, best_ns)]
     for key, r in recs.items():
         if key.startswith("repeat|") or key.startswith("session|"):
             continue
-        ps, k = [r], 2
-        while f"repeat|{k}|{key}" in recs:
-            ps.append(recs[f"repeat|{k}|{key}"])
-            k += 1
+        ps = pass_records(recs, key)
         if all(p.get("ok") and p.get("best_ns", 0) > 0 for p in ps):
             schedules[r["instance"]][key] = [(p["finished"], p["best_ns"]) for p in ps]
     k = min(len(v) for s in schedules.values() for v in s.values())

@@ -17,42 +17,41 @@ torch::Tensor listmle_loss(const torch::Tensor& cost, const torch::Tensor& targe
   return (tail - s).mean();
 }
 
-torch::Tensor hinge_loss(const torch::Tensor& cost, const torch::Tensor& target, double margin) {
-  const auto faster =
-      (target.unsqueeze(1) < target.unsqueeze(0)).to(cost.dtype());  // i faster than j
-  const auto diff = cost.unsqueeze(0) - cost.unsqueeze(1);           // [i][j] = cost_j - cost_i
-  const auto pairs = faster.sum().clamp_min(1);
-  return (torch::relu(margin - diff) * faster).sum() / pairs;
-}
-
 namespace {
 
-// max(0, margin - (cost_j - cost_i)) over every pair (i faster than j), each pair weighted by
-// `weight` [i][j]; normalised by the total weight so that the scale stays that of hinge_loss.
-torch::Tensor weighted_hinge(const torch::Tensor& cost, const torch::Tensor& faster,
-                             const torch::Tensor& weight, double margin) {
-  const auto w = faster * weight.to(cost.dtype());
+// (K, K): [i][j] = 1 where configuration i is faster than j, in cost's dtype.
+torch::Tensor faster_pairs(const torch::Tensor& cost, const torch::Tensor& target) {
+  return (target.unsqueeze(1) < target.unsqueeze(0)).to(cost.dtype());
+}
+
+// max(0, margin - (cost_j - cost_i)) over the pairs, each weighted by w [i][j] (0 where i is not
+// faster than j), normalised by the total weight (the number of pairs when w is faster_pairs).
+torch::Tensor weighted_hinge(const torch::Tensor& cost, const torch::Tensor& w, double margin) {
   const auto diff = cost.unsqueeze(0) - cost.unsqueeze(1);  // [i][j] = cost_j - cost_i
   return (torch::relu(margin - diff) * w).sum() / w.sum().clamp_min(1e-12);
 }
 
 }  // namespace
 
+torch::Tensor hinge_loss(const torch::Tensor& cost, const torch::Tensor& target, double margin) {
+  return weighted_hinge(cost, faster_pairs(cost, target), margin);
+}
+
 torch::Tensor hinge_gap_loss(const torch::Tensor& cost, const torch::Tensor& target,
                              double margin) {
-  const auto faster = (target.unsqueeze(1) < target.unsqueeze(0)).to(cost.dtype());
   const auto log_t = target.log();
-  return weighted_hinge(cost, faster, (log_t.unsqueeze(0) - log_t.unsqueeze(1)).abs(), margin);
+  const auto gap = (log_t.unsqueeze(0) - log_t.unsqueeze(1)).abs().to(cost.dtype());
+  return weighted_hinge(cost, faster_pairs(cost, target) * gap, margin);
 }
 
 torch::Tensor hinge_top_loss(const torch::Tensor& cost, const torch::Tensor& target,
                              double margin) {
-  const auto faster = (target.unsqueeze(1) < target.unsqueeze(0)).to(cost.dtype());
   // rank 0 = fastest; gain 1/log2(2 + rank), as in DCG.
   const auto order = std::get<1>(target.sort(0, /*descending=*/false));
   const auto rank = torch::empty_like(order).scatter_(0, order, torch::arange(order.size(0)));
   const auto gain = 1.0 / torch::log2(rank.to(torch::kFloat64) + 2.0);
-  return weighted_hinge(cost, faster, (gain.unsqueeze(0) - gain.unsqueeze(1)).abs(), margin);
+  const auto change = (gain.unsqueeze(0) - gain.unsqueeze(1)).abs().to(cost.dtype());
+  return weighted_hinge(cost, faster_pairs(cost, target) * change, margin);
 }
 
 torch::Tensor mse_loss(const torch::Tensor& cost, const torch::Tensor& target, double log_mean,
