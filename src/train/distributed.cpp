@@ -5,9 +5,14 @@
 
 #include <atomic>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <map>
+#include <system_error>
 #include <thread>
+
+#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -52,12 +57,16 @@ DistEnv dist_env_from_environment() {
 }
 
 struct ProcessGroup::Impl {
+  static std::atomic<Impl*> live;  // the group alive in this process, for on_terminate
+  static std::terminate_handler previous_terminate;
+  [[noreturn]] static void on_terminate();
+
   DistEnv env;
   std::chrono::milliseconds timeout{60000};
   c10::intrusive_ptr<c10d::TCPStore> store;
   c10::intrusive_ptr<c10d::ProcessGroupGloo> pg;
   std::thread heartbeat;
-  std::atomic<bool> stop{false};
+  std::shared_ptr<std::atomic<bool>> stop = std::make_shared<std::atomic<bool>>(false);
   bool failed = false;
   int64_t broadcasts = 0;
   double allreduce_s = 0;
@@ -93,21 +102,26 @@ struct ProcessGroup::Impl {
     return gone;
   }
 
-  [[noreturn]] void fail(const std::string& what) {
-    failed = true;
+  // The error for a failed collective or store call: names the ranks that stopped beating.
+  std::string failure(const std::string& what) const {
     const auto gone = lost_ranks();
     std::string who;
     for (int r : gone) who += (who.empty() ? "" : ", ") + std::to_string(r);
     // The Gloo message is long and multi-line; its first line is enough.
     const std::string first = what.substr(0, what.find('\n'));
     if (gone.empty()) {
-      throw InputError(
-          fmt::format("distributed training (rank {}): a collective failed: {}", env.rank, first));
+      return fmt::format("distributed training (rank {}): communication failed: {}", env.rank,
+                         first);
     }
-    throw InputError(fmt::format(
+    return fmt::format(
         "distributed training (rank {}): lost rank {} (it stopped answering{}); stopping: {}",
         env.rank, who, gone == std::vector<int>{0} ? ", or the store it serves is gone" : "",
-        first));
+        first);
+  }
+
+  [[noreturn]] void fail(const std::string& what) {
+    failed = true;
+    throw InputError(failure(what));
   }
 
   void wait(const c10::intrusive_ptr<c10d::Work>& work) {
@@ -165,6 +179,34 @@ struct ProcessGroup::Impl {
   }
 };
 
+// LibTorch's store clients and Gloo run threads of their own. When a peer dies, one of them can
+// throw (std::system_error "Connection reset by peer") where nothing catches it, which would
+// abort the process with SIGABRT before the main thread's collective reports the loss. While a
+// group is alive, such an exception ends the process as a failed collective does: one
+// "tcost: error: ... lost rank N" line and exit status 1.
+std::atomic<ProcessGroup::Impl*> ProcessGroup::Impl::live{nullptr};
+std::terminate_handler ProcessGroup::Impl::previous_terminate = nullptr;
+
+void ProcessGroup::Impl::on_terminate() {
+  Impl* impl = live.load();
+  const std::exception_ptr current = std::current_exception();
+  if (impl != nullptr && current != nullptr) {
+    std::string what = "an unknown exception";
+    try {
+      std::rethrow_exception(current);
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+    }
+    const std::string message = impl->failure(what);
+    std::fprintf(stderr, "tcost: error: %s\n", message.c_str());
+    std::fflush(stderr);
+    _exit(1);
+  }
+  if (previous_terminate != nullptr) previous_terminate();
+  std::abort();
+}
+
 ProcessGroup::ProcessGroup(const DistEnv& env, std::chrono::milliseconds timeout)
     : impl_(std::make_unique<Impl>()) {
   impl_->env = env;
@@ -194,23 +236,34 @@ ProcessGroup::ProcessGroup(const DistEnv& env, std::chrono::milliseconds timeout
         env.rank, env.world, env.master_addr, env.master_port, timeout.count() / 1000, first));
   }
   // The heartbeat, on its own connection to the store.
-  Impl* impl = impl_.get();
   auto beat_store = impl_->connect(timeout, false);
-  impl_->heartbeat = std::thread([impl, beat_store] {
-    while (!impl->stop.load()) {
+  // It owns what it uses: after a failure it is detached and may outlive Impl.
+  impl_->heartbeat = std::thread([stop = impl_->stop, key = heartbeat_key(env.rank), beat_store] {
+    while (!stop->load()) {
       try {
-        beat_store->add(heartbeat_key(impl->env.rank), 1);
+        beat_store->add(key, 1);
       } catch (const std::exception&) {
         return;  // the store is gone: the collectives will say so
       }
-      for (int i = 0; i < 5 && !impl->stop.load(); ++i)
+      for (int i = 0; i < 5 && !stop->load(); ++i)
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
   });
+  Impl::live = impl_.get();
+  if (Impl::previous_terminate == nullptr)
+    Impl::previous_terminate = std::set_terminate(Impl::on_terminate);
+  // Fault injection for tests/dist: a thread of this process throws where nothing catches it,
+  // as LibTorch's store threads can when a peer dies.
+  if (const char* f = std::getenv("TCOST_DIST_FAULT"); f != nullptr && std::string(f) == "thread") {
+    std::thread([] {
+      throw std::system_error(ECONNRESET, std::system_category(), "injected by TCOST_DIST_FAULT");
+    }).detach();
+  }
 }
 
 ProcessGroup::~ProcessGroup() {
-  impl_->stop = true;
+  *impl_->stop = true;
+  Impl::live = nullptr;
   if (impl_->failed) {
     // A peer is gone: Gloo's threads may wait on it forever. Leave them and the store to the
     // process's exit instead of joining them here.

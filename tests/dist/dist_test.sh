@@ -5,7 +5,7 @@
 #   2. resume: a 2-process run stopped after one epoch and resumed ends where an uninterrupted
 #      one does;
 #   3. a killed worker: the survivor ends within --dist-timeout with an error naming the lost
-#      rank, and `tcost launch` stops the others and exits non-zero when one of its processes dies;
+#      rank (also when a library thread throws where nothing catches it), and `tcost launch` stops the others and exits non-zero when one of its processes dies;
 #   4. bad uses: xgb under WORLD_SIZE > 1, --batch-graphs not a multiple of WORLD_SIZE.
 # usage: dist_test.sh TCOST PYTHON3 OUT_DIR
 set -euo pipefail
@@ -91,6 +91,25 @@ kill_rank() {
 }
 kill_rank 1 0
 kill_rank 0 1  # rank 0 serves the store
+
+# A library thread that throws where nothing catches it (LibTorch's store threads can, when a
+# peer dies; TCOST_DIST_FAULT=thread injects one in rank 1): an error and exit 1, not SIGABRT.
+rm -f "$OUT/k.pt"*
+port=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+WORLD_SIZE=2 RANK=0 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port "$TCOST" train "${LONG[@]}" \
+  >"$OUT/t0.out" 2>"$OUT/t0.err" &
+T0=$!
+WORLD_SIZE=2 RANK=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port TCOST_DIST_FAULT=thread \
+  "$TCOST" train "${LONG[@]}" >"$OUT/t1.out" 2>"$OUT/t1.err" &
+T1=$!
+await $T1
+echo "rank 1 ended (exit $RC) after the injected fault: $(cat "$OUT/t1.err")"
+[ "$RC" -eq 1 ] || fail "rank 1 exited $RC after an uncaught exception in a thread (expected 1)"
+grep -q "tcost: error: distributed training (rank 1): .*injected by TCOST_DIST_FAULT" \
+  "$OUT/t1.err" || fail "rank 1's error: $(cat "$OUT/t1.err")"
+await $T0
+[ "$RC" -eq 1 ] || fail "rank 0 exited $RC after losing rank 1 (expected 1)"
+grep -q "lost rank 1" "$OUT/t0.err" || fail "rank 0's error: $(cat "$OUT/t0.err")"
 
 # The launcher: one of its processes killed -> the others stopped, exit non-zero.
 rm -f "$OUT/k.pt"*
