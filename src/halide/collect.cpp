@@ -58,7 +58,7 @@ CrossSession cross_session_noise(const ResultLog& log) {
   }
   if (c.session.empty()) return c;
   struct Pairs {
-    std::vector<double> old_best, new_best, old_median, new_median;
+    std::vector<double> old_best, new_best, old_median, new_median, ratios;
     std::string family;
   };
   std::map<std::string, Pairs> by_program;
@@ -89,6 +89,7 @@ CrossSession cross_session_noise(const ResultLog& log) {
       p.new_median.push_back(rec.value("median_ns", 0.0));
     }
     ratios.push_back(p.new_best.back() / p.old_best.back());
+    p.ratios.push_back(ratios.back());
   }
   std::vector<double> taus, taus_median;
   std::map<std::string, std::vector<double>> family_taus;
@@ -108,14 +109,21 @@ CrossSession cross_session_noise(const ResultLog& log) {
   c.tau = mean_ignoring_nan(taus);
   c.tau_median = taus_median.empty() ? std::nan("") : mean_ignoring_nan(taus_median);
   for (const auto& [family, t] : family_taus) c.tau_by_family[family] = mean_ignoring_nan(t);
-  std::sort(ratios.begin(), ratios.end());
-  const auto quantile = [&](double q) {
-    if (ratios.empty()) return std::nan("");
-    return ratios[static_cast<size_t>(q * static_cast<double>(ratios.size() - 1) + 0.5)];
+  const auto quantile = [](std::vector<double> v, double q) {
+    if (v.empty()) return std::nan("");
+    std::sort(v.begin(), v.end());
+    return v[static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5)];
   };
-  c.ratio_p10 = quantile(0.1);
-  c.ratio_p50 = quantile(0.5);
-  c.ratio_p90 = quantile(0.9);
+  c.ratio_p10 = quantile(ratios, 0.1);
+  c.ratio_p50 = quantile(ratios, 0.5);
+  c.ratio_p90 = quantile(ratios, 0.9);
+  std::vector<double> within;
+  for (const auto& [program, p] : by_program) {
+    const double median = quantile(p.ratios, 0.5);
+    for (double r : p.ratios) within.push_back(r / median);
+  }
+  c.within_p10 = quantile(within, 0.1);
+  c.within_p90 = quantile(within, 0.9);
   // Elapsed time of the session, all passes, over its schedules (several are in flight at once).
   c.seconds_per_schedule = measured > 0 && last_end > first_start
                                ? (last_end - first_start) / static_cast<double>(measured)

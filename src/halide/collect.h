@@ -102,6 +102,9 @@ struct CrossSession {
   double tau_median = 0;  // the same with each measurement's median run (when both have one)
   std::map<std::string, double> tau_by_family;         // mean over the family's programs
   double ratio_p10 = 0, ratio_p50 = 0, ratio_p90 = 0;  // new / old best runtime, over schedules
+  // The same ratios each divided by its program's median ratio: the spread left once a shift of
+  // the whole program (a faster or slower machine, for that program's work) is taken out.
+  double within_p10 = 0, within_p90 = 0;
   double seconds_per_schedule = 0;  // the session's elapsed time (all passes) / its schedules
   double min_schedules_per_program = 0;
 };

@@ -191,12 +191,17 @@ void write_manifest(const CollectOptions& o, const MeasureOptions& mo, const Res
           {"p50", num(c.ratio_p50)},
           {"p90", num(c.ratio_p90)},
           {"p90_over_p10", num(c.ratio_p90 / c.ratio_p10)}}},
+        {"ratio_within_program",
+         {{"p10", num(c.within_p10)},
+          {"p90", num(c.within_p90)},
+          {"p90_over_p10", num(c.within_p90 / c.within_p10)}}},
         {"seconds_per_schedule", c.seconds_per_schedule},
         {"method",
          "for each program, Kendall tau-b between a schedule's shipped runtime (the best of its "
          "measurements under the session's target) and the best of its measurements in a "
          "separate, independent run (tcost collect --cross-session N --passes P); mean over "
-         "programs (and per family); ratios are new/old runtimes"}};
+         "programs (and per family); ratios are new/old runtimes; ratio_within_program divides each "
+         "by its program's median ratio (a shift of the whole program taken out)"}};
   }
   const std::string path = (fs::path(o.out) / "manifest.json").string();
   // The manifest on file, if any: a cross-session run and a rewrite keep what it says of the

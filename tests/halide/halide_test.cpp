@@ -651,6 +651,22 @@ TEST(Collect, PassesKeepTheMinimumAndCrossSessionComparesThem) {
   const auto manifest = nlohmann::json::parse(in);
   EXPECT_EQ(manifest.at("noise").at("cross_session").at("session"), "later");
   EXPECT_EQ(manifest.at("protocol").at("passes"), 2);
+  const auto& within = manifest.at("noise").at("cross_session").at("ratio_within_program");
+  EXPECT_DOUBLE_EQ(within.at("p90").get<double>(), c.within_p90);
+  // The later run on a machine twice as slow for this program: every ratio doubles, the
+  // spread within the program does not move.
+  std::vector<nlohmann::json> slower = log.records();
+  for (auto& r : slower) {
+    if (r.at("key").get<std::string>().find("session|later|") != std::string::npos)
+      r["best_ns"] = 2 * r.value("best_ns", 0.0);
+  }
+  write_log(dir / "measurements.jsonl", slower);
+  const CrossSession s = cross_session_noise(ResultLog((dir / "measurements.jsonl").string()));
+  EXPECT_DOUBLE_EQ(s.ratio_p50, 2 * c.ratio_p50);
+  EXPECT_DOUBLE_EQ(s.within_p10, c.within_p10);
+  EXPECT_DOUBLE_EQ(s.within_p90, c.within_p90);
+  EXPECT_LE(s.within_p10, 1.0);
+  EXPECT_GE(s.within_p90, 1.0);
   std::filesystem::remove_all(dir);
 }
 
