@@ -200,7 +200,8 @@ void write_manifest(const CollectOptions& o, const MeasureOptions& mo, const Res
          "for each program, Kendall tau-b between a schedule's shipped runtime (the best of its "
          "measurements under the session's target) and the best of its measurements in a "
          "separate, independent run (tcost collect --cross-session N --passes P); mean over "
-         "programs (and per family); ratios are new/old runtimes; ratio_within_program divides each "
+         "programs (and per family); ratios are new/old runtimes; ratio_within_program divides "
+         "each "
          "by its program's median ratio (a shift of the whole program taken out)"}};
   }
   const std::string path = (fs::path(o.out) / "manifest.json").string();
