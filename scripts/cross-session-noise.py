@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Where the measurement noise is: reads a collection's measurements.jsonl and, for the schedules
-of one cross-session run (tcost collect --cross-session N --passes 2 --session NAME), compares
-single measurements and bests of two, across the sessions and within the later run, and the
-tau by the programs' runtime and spread. Kendall's tau-b is tcost's own (the Python module), the
-metric behind the manifest's figure.
-usage: PYTHONPATH=build/python /usr/bin/python3 scripts/cross-session-noise.py DATA_DIR SESSION"""
+of one cross-session run (tcost collect --cross-session N --passes K --session NAME), compares
+single measurements and bests of two and three, across the sessions and within the later run,
+and the tau by the programs' runtime and spread. With a second session name, it also compares
+the two later runs with each other on the schedules both measured. Kendall's tau-b is tcost's
+own (the Python module), the metric behind the manifest's figure.
+usage: PYTHONPATH=build/python /usr/bin/python3 scripts/cross-session-noise.py DATA_DIR SESSION
+           [OTHER_SESSION]"""
 import collections
 import statistics
 import sys
@@ -13,7 +15,31 @@ from measurement_log import load_records, passes, quantile
 from tcost import kendall_tau
 
 
-def main(data, session):
+def between_sessions(recs, session, other):
+    """Kendall tau per program between two later runs' bests (of 1, 2 and all passes)."""
+    programs = collections.defaultdict(list)
+    prefix = f"session|{session}|"
+    for key, r in recs.items():
+        twin = f"session|{other}|" + key[len(prefix):]
+        if not key.startswith(prefix) or not r.get("ok") or not recs.get(twin, {}).get("ok"):
+            continue
+        a, b = passes(recs, twin, r["target"]), passes(recs, key, r["target"])
+        if a and b:
+            programs[r["instance"]].append((a, b))
+    programs = {p: v for p, v in programs.items() if len(v) >= 2}
+    print(f"\n{other} against {session}: {sum(len(v) for v in programs.values())} schedules "
+          f"of {len(programs)} programs")
+    print("| statistic on each side | mean tau over programs | new/old p10 | p90 | p90/p10 |")
+    print("|---|---|---|---|---|")
+    for name, k in (("one measurement", 1), ("best of two", 2), ("best of all passes", 99)):
+        taus = [kendall_tau([min(a[:k]) for a, _ in v], [min(b[:k]) for _, b in v])
+                for v in programs.values()]
+        r = [min(b[:k]) / min(a[:k]) for v in programs.values() for a, b in v]
+        print(f"| {name} | {statistics.mean(taus):.3f} | {quantile(r, .1):.2f} | "
+              f"{quantile(r, .9):.2f} | {quantile(r, .9) / quantile(r, .1):.2f} |")
+
+
+def main(data, session, other=None):
     recs = load_records(data)
     prefix = f"session|{session}|"
 
@@ -28,25 +54,45 @@ def main(data, session):
         if old and len(new) >= 2:
             programs[r["instance"]].append((old, new, r["family"]))
     programs = {p: v for p, v in programs.items() if len(v) >= 2}
-    sides = {
-        "one measurement against one, across sessions": (lambda o, n: o[-1], lambda o, n: n[0]),
-        "one against one, within the later run (its pass 1 against its pass 2)":
-            (lambda o, n: n[0], lambda o, n: n[1]),
-        "shipped (best of all earlier passes) against one measurement":
-            (lambda o, n: min(o), lambda o, n: n[0]),
-        "shipped against the later run's best, across sessions":
-            (lambda o, n: min(o), lambda o, n: min(n)),
-    }
+    # (name, passes each side needs, old statistic, new statistic): each row is taken over the
+    # schedules with enough passes on both sides, so a run of two passes shows the first rows only.
+    sides = [
+        ("one measurement against one, across sessions", 1, lambda o: o[-1], lambda n: n[0]),
+        ("one against one, within the later run (its pass 1 against its pass 2)", 2,
+         lambda o, n: n[0], lambda o, n: n[1]),
+        ("shipped (best of all earlier passes) against one measurement", 1,
+         lambda o: min(o), lambda n: n[0]),
+        ("best of two against best of two, across sessions", 2,
+         lambda o: min(o[:2]), lambda n: min(n[:2])),
+        ("best of three against best of three, across sessions", 3,
+         lambda o: min(o[:3]), lambda n: min(n[:3])),
+        ("shipped against the later run's best, across sessions", 1,
+         lambda o: min(o), lambda n: min(n)),
+    ]
     print(f"{sum(len(v) for v in programs.values())} schedules of {len(programs)} programs")
-    print("| comparison | mean tau over programs | new/old p10 | p50 | p90 | p90/p10 |")
-    print("|---|---|---|---|---|---|")
-    for name, (a, b) in sides.items():
-        taus = [kendall_tau([a(o, n) for o, n, _ in v], [b(o, n) for o, n, _ in v])
-                for v in programs.values()]
-        r = [b(o, n) / a(o, n) for v in programs.values() for o, n, _ in v]
-        print(f"| {name} | {statistics.mean(taus):.3f} | {quantile(r, .1):.2f} | "
-              f"{quantile(r, .5):.2f} | {quantile(r, .9):.2f} | "
-              f"{quantile(r, .9) / quantile(r, .1):.2f} |")
+    print("| comparison | schedules | mean tau over programs | new/old p10 | p50 | p90 | p90/p10 "
+          "| p90/p10 within program |")
+    print("|---|---|---|---|---|---|---|---|")
+    for name, k, a, b in sides:
+        if a.__code__.co_argcount == 2:  # both statistics from the later run
+            pair = (lambda a, b: lambda o, n: (a(o, n), b(o, n)))(a, b)
+        else:
+            pair = (lambda a, b: lambda o, n: (a(o), b(n)))(a, b)
+        use = {p: [pair(o, n) for o, n, _ in v if len(o) >= k and len(n) >= k]
+               for p, v in programs.items()}
+        use = {p: v for p, v in use.items() if len(v) >= 2}
+        if not use:
+            continue
+        taus = [kendall_tau([x for x, _ in v], [y for _, y in v]) for v in use.values()]
+        r = [y / x for v in use.values() for x, y in v]
+        within = []
+        for v in use.values():
+            m = statistics.median(y / x for x, y in v)
+            within += [y / x / m for x, y in v]
+        print(f"| {name} | {sum(len(v) for v in use.values())} | {statistics.mean(taus):.3f} | "
+              f"{quantile(r, .1):.2f} | {quantile(r, .5):.2f} | {quantile(r, .9):.2f} | "
+              f"{quantile(r, .9) / quantile(r, .1):.2f} | "
+              f"{quantile(within, .9) / quantile(within, .1):.2f} |")
     rows = []
     for p, v in programs.items():
         old = [min(o) for o, _, _ in v]
@@ -62,7 +108,9 @@ def main(data, session):
     rows.sort(key=lambda x: x[4])
     print("lowest: " + "; ".join(f"{p} {t:.2f} (within the run {w:.2f})"
                                  for p, _, _, _, t, w in rows[:5]))
+    if other:
+        between_sessions(recs, session, other)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    main(*sys.argv[1:4])
