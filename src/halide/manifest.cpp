@@ -1,5 +1,6 @@
 #include "halide/manifest.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <ctime>
@@ -36,9 +37,9 @@ nlohmann::json machine_facts() {
   nlohmann::json m;
   std::ifstream cpu("/proc/cpuinfo");
   std::string line, flags;
+  m["cpu"] = cpu_model();
   while (std::getline(cpu, line)) {
     const auto value = [&] { return line.substr(line.find(':') + 2); };
-    if (line.rfind("model name", 0) == 0 && !m.contains("cpu")) m["cpu"] = value();
     if (line.rfind("flags", 0) == 0 && flags.empty()) flags = value();
   }
   m["cores"] = std::thread::hardware_concurrency();
@@ -69,6 +70,19 @@ nlohmann::json machine_facts() {
 }
 
 }  // namespace
+
+const std::string& cpu_model() {
+  static const std::string model = [] {
+    std::ifstream cpu("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(cpu, line)) {
+      if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos)
+        return line.substr(std::min(line.size(), line.find(':') + 2));
+    }
+    return std::string();
+  }();
+  return model;
+}
 
 void write_manifest(const CollectOptions& o, const MeasureOptions& mo, const ResultLog& log,
                     const CollectSummary& summary) {
@@ -243,6 +257,13 @@ void write_manifest(const CollectOptions& o, const MeasureOptions& mo, const Res
         {"note",
          "datasets and features rewritten from measurements.jsonl (tcost collect "
          "--rewrite); the runtimes are those measured at 'written'"}};
+  }
+  // Whether the later run's CPU is the data's: the same target string covers different CPUs
+  // (an Intel Xeon and an AMD EPYC both give avx512_skylake...), whose rankings differ.
+  if (m["noise"].contains("cross_session") && m["noise"]["cross_session"].contains("run")) {
+    auto& run = m["noise"]["cross_session"]["run"];
+    run["same_cpu_as_data"] =
+        run.value("cpu", "") == m.value("machine", nlohmann::json::object()).value("cpu", "");
   }
   {
     std::ofstream out(path + ".tmp", std::ios::trunc);

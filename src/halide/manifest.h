@@ -10,6 +10,11 @@
 
 namespace tcost::halide {
 
+// The CPU model of this machine (/proc/cpuinfo's first "model name"; "" when unknown). Every
+// measurement record carries it: the project's machines of one kind are not all one CPU, and
+// Halide's target string does not tell them apart.
+const std::string& cpu_model();
+
 void write_manifest(const CollectOptions& options, const MeasureOptions& measure,
                     const ResultLog& log, const CollectSummary& summary);
 

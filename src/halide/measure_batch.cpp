@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "core/progress.h"
+#include "halide/manifest.h"
 
 namespace tcost::halide {
 
@@ -39,7 +40,8 @@ nlohmann::json measurement_record(const MeasureJob& j, int threads, const Measur
                         {"median_ns", r.median_ns},
                         {"runs", r.runs},
                         {"threads", threads},
-                        {"target", target_name(*j.program)}};
+                        {"target", target_name(*j.program)},
+                        {"cpu", cpu_model()}};
   // Outputs compared with the default schedule's (and found equal, when ok).
   if (j.reference != nullptr) rec["checked"] = true;
   if (!j.session.empty()) rec["session"] = j.session;

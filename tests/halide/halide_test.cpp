@@ -9,6 +9,7 @@
 #include "core/tpugraphs_io.h"
 #include "halide/collect.h"
 #include "halide/datasets.h"
+#include "halide/manifest.h"
 #include "halide/measure.h"
 #include "halide/result_log.h"
 #include "halide/schedule.h"
@@ -627,6 +628,16 @@ TEST(Collect, PassesKeepTheMinimumAndCrossSessionComparesThem) {
     if (r.at("key") == repeat_key(skipped, 2)) r["ok"] = false;
   }
   write_log(dir / "measurements.jsonl", records);
+  // Every record names the CPU it was measured on. Say the data was measured on another CPU:
+  // the later run's block must tell that it was not.
+  for (const auto& r : records) EXPECT_EQ(r.value("cpu", "?"), cpu_model()) << r.at("key");
+  {
+    std::ifstream in(dir / "manifest.json");
+    auto m = nlohmann::json::parse(in);
+    EXPECT_EQ(m.at("machine").at("cpu"), cpu_model());
+    m["machine"]["cpu"] = "Another CPU";
+    std::ofstream(dir / "manifest.json") << m.dump();
+  }
   o.cross_session = 3;
   o.session = "later";
   o.configs_per_graph = 10;  // would plan new schedules: a cross-session run measures none
@@ -650,6 +661,9 @@ TEST(Collect, PassesKeepTheMinimumAndCrossSessionComparesThem) {
   std::ifstream in(dir / "manifest.json");
   const auto manifest = nlohmann::json::parse(in);
   EXPECT_EQ(manifest.at("noise").at("cross_session").at("session"), "later");
+  EXPECT_EQ(manifest.at("noise").at("cross_session").at("run").at("cpu"), cpu_model());
+  EXPECT_EQ(manifest.at("machine").at("cpu"), "Another CPU");  // the data's, kept
+  EXPECT_EQ(manifest.at("noise").at("cross_session").at("run").at("same_cpu_as_data"), false);
   EXPECT_EQ(manifest.at("protocol").at("passes"), 2);
   const auto& within = manifest.at("noise").at("cross_session").at("ratio_within_program");
   EXPECT_DOUBLE_EQ(within.at("p90").get<double>(), c.within_p90);
