@@ -15,7 +15,7 @@ import json
 import subprocess
 import sys
 
-from measurement_log import load_records, pass_records
+from measurement_log import load_records, ok_pass_records, passes
 from tcost import kendall_tau
 
 
@@ -71,8 +71,7 @@ def main(data):
     for key, r in recs.items():
         if key.startswith(("repeat|", "session|", "remeasure|")):
             continue
-        ok = [p for p in pass_records(recs, key)
-              if p.get("ok") and p.get("target") == target and p.get("best_ns", 0) > 0]
+        ok = ok_pass_records(recs, key, target)
         if not ok:
             continue
         cpus = [cpu_of(p, runs, sessions) for p in ok]
@@ -95,15 +94,13 @@ def main(data):
         for key, r in recs.items():
             if not key.startswith(prefix) or not r.get("ok"):
                 continue
-            new = [p["best_ns"] for p in pass_records(recs, key)
-                   if p.get("ok") and p.get("target") == target and p.get("best_ns", 0) > 0]
+            new = passes(recs, key, target)
             first = key[len(prefix):]
             if not new or first not in recs:
                 continue
             old = collections.defaultdict(list)
-            for p in pass_records(recs, first):
-                if p.get("ok") and p.get("target") == target and p.get("best_ns", 0) > 0:
-                    old[cpu_of(p, runs, sessions)].append(p["best_ns"])
+            for p in ok_pass_records(recs, first, target):
+                old[cpu_of(p, runs, sessions)].append(p["best_ns"])
             for cpu, v in old.items():
                 by_cpu[cpu][r["instance"]].append((min(v), min(new)))
         for cpu, programs in sorted(by_cpu.items()):

@@ -54,31 +54,29 @@ def main(data, session, other=None):
         if old and len(new) >= 2:
             programs[r["instance"]].append((old, new, r["family"]))
     programs = {p: v for p, v in programs.items() if len(v) >= 2}
-    # (name, passes each side needs, old statistic, new statistic): each row is taken over the
-    # schedules with enough passes on both sides, so a run of two passes shows the first rows only.
+    # (name, passes each side needs, old statistic, new statistic), each statistic of the old
+    # and the new passes: each row is taken over the schedules with enough passes on both sides,
+    # so a run of two passes shows the first rows only.
     sides = [
-        ("one measurement against one, across sessions", 1, lambda o: o[-1], lambda n: n[0]),
+        ("one measurement against one, across sessions", 1,
+         lambda o, n: o[-1], lambda o, n: n[0]),
         ("one against one, within the later run (its pass 1 against its pass 2)", 2,
          lambda o, n: n[0], lambda o, n: n[1]),
         ("shipped (best of all earlier passes) against one measurement", 1,
-         lambda o: min(o), lambda n: n[0]),
+         lambda o, n: min(o), lambda o, n: n[0]),
         ("best of two against best of two, across sessions", 2,
-         lambda o: min(o[:2]), lambda n: min(n[:2])),
+         lambda o, n: min(o[:2]), lambda o, n: min(n[:2])),
         ("best of three against best of three, across sessions", 3,
-         lambda o: min(o[:3]), lambda n: min(n[:3])),
+         lambda o, n: min(o[:3]), lambda o, n: min(n[:3])),
         ("shipped against the later run's best, across sessions", 1,
-         lambda o: min(o), lambda n: min(n)),
+         lambda o, n: min(o), lambda o, n: min(n)),
     ]
     print(f"{sum(len(v) for v in programs.values())} schedules of {len(programs)} programs")
     print("| comparison | schedules | mean tau over programs | new/old p10 | p50 | p90 | p90/p10 "
           "| p90/p10 within program |")
     print("|---|---|---|---|---|---|---|---|")
     for name, k, a, b in sides:
-        if a.__code__.co_argcount == 2:  # both statistics from the later run
-            pair = (lambda a, b: lambda o, n: (a(o, n), b(o, n)))(a, b)
-        else:
-            pair = (lambda a, b: lambda o, n: (a(o), b(n)))(a, b)
-        use = {p: [pair(o, n) for o, n, _ in v if len(o) >= k and len(n) >= k]
+        use = {p: [(a(o, n), b(o, n)) for o, n, _ in v if len(o) >= k and len(n) >= k]
                for p, v in programs.items()}
         use = {p: v for p, v in use.items() if len(v) >= 2}
         if not use:

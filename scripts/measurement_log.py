@@ -23,10 +23,15 @@ def pass_records(recs, key):
     return out
 
 
+def ok_pass_records(recs, key, target):
+    """Record KEY and its repeats that succeeded under TARGET, in pass order."""
+    return [p for p in pass_records(recs, key)
+            if p.get("ok") and p.get("target") == target and p.get("best_ns", 0) > 0]
+
+
 def passes(recs, key, target):
     """The ok best runtimes (ns) of record KEY and its repeats under TARGET, in pass order."""
-    return [p["best_ns"] for p in pass_records(recs, key)
-            if p.get("ok") and p.get("target") == target and p.get("best_ns", 0) > 0]
+    return [p["best_ns"] for p in ok_pass_records(recs, key, target)]
 
 
 def quantile(v, q):
