@@ -8,7 +8,13 @@ session's manifest block names. Prints the measurements per CPU, and for the shi
 (the best of each schedule's ok measurements under the manifest's target) which CPU measured
 the best, per measurement count; then, for each cross-session run, the Kendall tau (mean over
 programs) between its best runtimes and the best of the shipped measurements taken on each CPU.
-usage: PYTHONPATH=build/python /usr/bin/python3 scripts/cpu-provenance.py DATA_DIR"""
+With --write, first writes the inferred CPU into DATA/measurements.jsonl: every record that
+does not name its CPU and whose CPU the history tells gets "cpu" and "cpu_inferred" (how it was
+inferred); records whose CPU stays unknown, and every other line, are kept byte for byte. The
+datasets take only the runtimes measured on the manifest's CPU (tcost collect, MeasuredOn), so
+this is how measurements from before 2026-12-01 keep counting.
+usage: PYTHONPATH=build/python /usr/bin/python3 scripts/cpu-provenance.py [--write] DATA_DIR"""
+import os
 import collections
 import datetime
 import json
@@ -55,9 +61,36 @@ def cpu_of(r, runs, sessions):
     return "unknown (after the last manifest)"
 
 
-def main(data):
-    recs = load_records(data)
+INFERRED = "from the manifest history in git (scripts/cpu-provenance.py)"
+
+
+def write_inferred(data, runs, sessions):
+    """Adds the inferred CPU to the records of DATA/measurements.jsonl that lack one; atomic."""
+    path = f"{data}/measurements.jsonl"
+    added, unknown = collections.Counter(), 0
+    with open(path) as f, open(path + ".tmp", "w") as out:
+        for line in f:
+            r = json.loads(line)
+            cpu = cpu_of(r, runs, sessions)
+            if r.get("cpu") or cpu.startswith("unknown"):
+                unknown += not r.get("cpu")
+                out.write(line)
+                continue
+            r["cpu"], r["cpu_inferred"] = cpu, INFERRED
+            added[cpu] += 1
+            out.write(json.dumps(r, separators=(",", ":"), sort_keys=True, ensure_ascii=False))
+            out.write("\n")
+    os.replace(path + ".tmp", path)
+    for cpu, n in sorted(added.items()):
+        print(f"wrote cpu {cpu!r} into {n} records")
+    print(f"{unknown} records stay without a CPU (unknown)")
+
+
+def main(data, write=False):
     runs, sessions = manifest_history(data)
+    if write:
+        write_inferred(data, runs, sessions)
+    recs = load_records(data)
     target = json.load(open(f"{data}/manifest.json"))["halide"]["target"]
     per_cpu = collections.Counter()
     for r in recs.values():
@@ -115,4 +148,7 @@ def main(data):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    args = sys.argv[1:]
+    if len(args) not in (1, 2) or (len(args) == 2 and args[0] != "--write"):
+        sys.exit(__doc__)
+    main(args[-1], write=len(args) == 2)

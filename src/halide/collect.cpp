@@ -51,10 +51,28 @@ NoiseCeiling noise_ceiling(const ResultLog& log) {
   return n;
 }
 
-CrossSession cross_session_noise(const ResultLog& log) {
-  CrossSession c;
+std::vector<std::pair<std::string, std::string>> cross_sessions(const ResultLog& log) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::set<std::string> seen;
   for (const auto& rec : log.records()) {
-    if (rec.value("pass", 1) == 4) c.session = rec.value("session", "");
+    if (rec.value("pass", 1) != 4) continue;
+    const std::string session = rec.value("session", "");
+    if (seen.insert(session).second) out.emplace_back(session, rec.value("cpu", ""));
+  }
+  return out;
+}
+
+CrossSession cross_session_noise(const ResultLog& log, const std::string& data_cpu,
+                                 const std::string& session) {
+  CrossSession c;
+  for (const auto& [s, cpu] : cross_sessions(log)) {
+    // Without a session named: a later run on the data's CPU replaces any before it; one on
+    // another CPU only replaces runs on other CPUs.
+    const bool have_on_data_cpu = !c.session.empty() && c.cpu == data_cpu;
+    if (session.empty() ? cpu == data_cpu || !have_on_data_cpu : s == session) {
+      c.session = s;
+      c.cpu = cpu;
+    }
   }
   if (c.session.empty()) return c;
   struct Pairs {
@@ -80,10 +98,13 @@ CrossSession cross_session_noise(const ResultLog& log) {
     if (first == nullptr || !first->value("ok", false)) continue;
     Pairs& p = by_program[rec.value("instance", "")];
     p.family = rec.value("family", "");
-    // Each side's best over its passes (collect --passes), under the session's target.
+    // Each side's best over its passes (collect --passes), under the session's target: the
+    // shipped side's on the data's CPU.
     const std::string target = rec.value("target", "");
-    p.old_best.push_back(best_of_passes(log, *first, target));
-    p.new_best.push_back(best_of_passes(log, rec, target));
+    const double old_best = best_of_passes(log, *first, MeasuredOn{target, data_cpu});
+    if (old_best <= 0) continue;  // never measured on the data's CPU: no shipped runtime
+    p.old_best.push_back(old_best);
+    p.new_best.push_back(best_of_passes(log, rec, MeasuredOn{target, ""}));
     if (first->value("median_ns", 0.0) > 0 && rec.value("median_ns", 0.0) > 0) {
       p.old_median.push_back(first->value("median_ns", 0.0));
       p.new_median.push_back(rec.value("median_ns", 0.0));
@@ -253,6 +274,15 @@ CollectSummary collect(const CollectOptions& o) {
   std::error_code ec;
   fs::create_directories(o.out, ec);
   if (ec) throw InputError(fmt::format("{}: cannot create: {}", o.out, ec.message()));
+  // One CPU per collection: its datasets take only the runtimes measured on the CPU its manifest
+  // names. Another CPU may measure a later run against them (--cross-session), nothing else.
+  const std::string cpu = data_cpu(o.out);
+  if (o.measure && o.cross_session == 0 && cpu != cpu_model())
+    throw InputError(fmt::format(
+        "{}: measured on {}, and this machine is {}; two CPUs rank schedules differently, so one "
+        "collection holds one CPU's runtimes. Collect into another directory, or measure a later "
+        "run against this one (--cross-session N)",
+        o.out, cpu, cpu_model().empty() ? std::string("an unknown CPU") : cpu_model()));
   std::vector<Program> programs;
   for (const auto& in : select_instances(o.pipelines)) programs.push_back(zoo_program(in.name));
   if (o.shard_count > 1 && o.measure) {
@@ -342,7 +372,8 @@ CollectSummary collect(const CollectOptions& o) {
       for (const auto& j : jobs) {
         const nlohmann::json* rec = log.find(j.key);
         if (rec == nullptr || !rec->value("ok", false)) continue;
-        if (passes_under(log, *rec, target_of(j.program)) >= round) continue;
+        if (passes_under(log, *rec, MeasuredOn{target_of(j.program), cpu_model()}) >= round)
+          continue;
         const int k = static_cast<int>(passes_of(log, *rec).size()) + 1;
         again.push_back({j.program, j.schedule, repeat_key(j.key, k), 5, nullptr, j.session});
       }
@@ -387,12 +418,14 @@ CollectSummary collect(const CollectOptions& o) {
       std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
       session = date;
     }
+    summary.session = session;
     std::vector<MeasureJob> again;
     for (const auto& p : programs) {
       const auto it = measured.find(p.name());
       if (it == measured.end()) continue;
-      // Only schedules measured successfully under this run's target: another target
-      // compiles other code, and its runtimes would not measure noise. Records that do not
+      // Only schedules measured successfully under this run's target on the data's CPU (the
+      // shipped runtimes): another target compiles other code, and its runtimes would not
+      // measure noise. Records that do not
       // say their target are taken when none of the program's does.
       const std::string target = target_name(p);
       std::vector<size_t> same, unknown;
@@ -400,7 +433,7 @@ CollectSummary collect(const CollectOptions& o) {
         const auto& rec = log.records()[i];
         if (!rec.contains("target")) {
           unknown.push_back(i);
-        } else if (passes_under(log, rec, target, /*ok_only=*/true) > 0) {
+        } else if (passes_under(log, rec, MeasuredOn{target, cpu}, /*ok_only=*/true) > 0) {
           same.push_back(i);
         }
       }
@@ -435,7 +468,8 @@ CollectSummary collect(const CollectOptions& o) {
     const auto it = measured.find(in.name);
     if (it == measured.end()) continue;
     const Program p = zoo_program(in.name);
-    const Measured m = measured_configs(log, it->second, p.info(), target_name(p));
+    const Measured m = measured_configs(log, it->second, p.info(), MeasuredOn{target_name(p), cpu});
+    summary.left_out_other_cpu += m.left_out;
     if (m.normalizer_ns <= 0 || m.schedules.size() < 2) continue;  // not measured (yet)
     write_datasets(o.out, in, p, m, o.ast, summary);
   }

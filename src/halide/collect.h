@@ -81,6 +81,10 @@ struct CollectSummary {
   // ceiling of the data. NaN when not measured.
   double remeasure_tau = 0;
   int64_t remeasured_pairs = 0;
+  // Measured schedules the datasets leave out: none of their measurements was taken on the
+  // collection's CPU under the current target (data_cpu, MeasuredOn).
+  int64_t left_out_other_cpu = 0;
+  std::string session;  // the later run measured (--cross-session; "" otherwise)
 };
 
 class ResultLog;
@@ -96,7 +100,8 @@ NoiseCeiling noise_ceiling(const ResultLog& log);
 
 // Runtimes of one schedule in the first pass and in a later session.
 struct CrossSession {
-  std::string session;  // the latest session on record ("" when none)
+  std::string session;  // the later run compared ("" when none)
+  std::string cpu;      // the CPU it measured on (its records'; "" when they do not say)
   int64_t pairs = 0, programs = 0;
   double tau = 0;         // mean over programs of Kendall tau (first pass vs session), best run
   double tau_median = 0;  // the same with each measurement's median run (when both have one)
@@ -108,7 +113,15 @@ struct CrossSession {
   double seconds_per_schedule = 0;  // the session's elapsed time (all passes) / its schedules
   double min_schedules_per_program = 0;
 };
-CrossSession cross_session_noise(const ResultLog& log);
+// The later runs on record (collect --cross-session), in the order they started, each with the
+// CPU its records name ("" when they do not).
+std::vector<std::pair<std::string, std::string>> cross_sessions(const ResultLog& log);
+// How a later run's runtimes compare with the shipped ones: the best of each schedule's
+// measurements taken on `data_cpu` (the data's CPU; MeasuredOn) under the run's target, against
+// the best of the run's own. `session` "" takes the latest run on the data's CPU, or the latest
+// of all when none was (a run on another CPU measures the change of CPU as well as the noise).
+CrossSession cross_session_noise(const ResultLog& log, const std::string& data_cpu,
+                                 const std::string& session = "");
 
 CollectSummary collect(const CollectOptions& options);
 

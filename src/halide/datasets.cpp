@@ -39,38 +39,43 @@ std::vector<const nlohmann::json*> passes_of(const ResultLog& log, const nlohman
   return out;
 }
 
-int passes_under(const ResultLog& log, const nlohmann::json& record, const std::string& target,
+bool MeasuredOn::matches(const nlohmann::json& record) const {
+  return (target.empty() || record.value("target", "") == target) &&
+         (cpu.empty() || record.value("cpu", "") == cpu);
+}
+
+int passes_under(const ResultLog& log, const nlohmann::json& record, const MeasuredOn& on,
                  bool ok_only) {
   int n = 0;
-  for (const auto* r : passes_of(log, record)) {
-    n += r->value("target", "") == target && (!ok_only || r->value("ok", false)) ? 1 : 0;
-  }
+  for (const auto* r : passes_of(log, record))
+    n += on.matches(*r) && (!ok_only || r->value("ok", false)) ? 1 : 0;
   return n;
 }
 
-double best_of_passes(const ResultLog& log, const nlohmann::json& record,
-                      const std::string& target) {
-  // The best over all ok passes, and the best over those under `target`, which wins if any.
-  double best = 0, best_under = 0;
-  const auto keep_min = [](double& b, double ns) { b = b <= 0 ? ns : std::min(b, ns); };
+double best_of_passes(const ResultLog& log, const nlohmann::json& record, const MeasuredOn& on) {
+  double best = 0;
   for (const auto* r : passes_of(log, record)) {
     const double ns = r->value("best_ns", 0.0);
-    if (!r->value("ok", false) || ns <= 0) continue;
-    keep_min(best, ns);
-    if (!target.empty() && r->value("target", "") == target) keep_min(best_under, ns);
+    if (!r->value("ok", false) || ns <= 0 || !on.matches(*r)) continue;
+    best = best <= 0 ? ns : std::min(best, ns);
   }
-  return best_under > 0 ? best_under : best;
+  return best;
 }
 
 Measured measured_configs(const ResultLog& log, const std::vector<size_t>& positions,
-                          const ProgramInfo& p, const std::string& target) {
+                          const ProgramInfo& p, const MeasuredOn& on) {
   Measured m;
   const std::string default_key = schedule_key(default_schedule(p));
   for (size_t i : positions) {
     const auto& rec = log.records()[i];
+    const double best = best_of_passes(log, rec, on);
+    if (best <= 0) {
+      ++m.left_out;
+      continue;
+    }
     Schedule s = schedule_from_json(rec.at("schedule"));
     check_schedule(p, s);
-    const auto ns = std::max<int64_t>(1, static_cast<int64_t>(best_of_passes(log, rec, target)));
+    const auto ns = std::max<int64_t>(1, static_cast<int64_t>(best));
     if (schedule_key(s) == default_key) m.normalizer_ns = ns;
     m.schedules.push_back(std::move(s));
     m.runtime_ns.push_back(ns);

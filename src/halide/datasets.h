@@ -23,27 +23,37 @@ struct Measured {
   std::vector<Schedule> schedules;
   std::vector<int64_t> runtime_ns;
   int64_t normalizer_ns = 0;  // the default schedule's runtime
+  int64_t left_out = 0;       // measured, but never on the dataset's target and CPU
 };
 
 // The key of measurement number k (k >= 2) of the same schedule as `key` (collect --passes):
 // "repeat|k|KEY", pass 5.
 std::string repeat_key(const std::string& key, int k);
-// The best run of a measurement and of its repeats on record (the minimum over the ok ones);
-// 0 when none is ok. With `target`, only the measurements taken under that Halide target count
-// when there is at least one (another target compiles other code); otherwise all do.
+// Which measurements a dataset takes: those taken under one Halide target (another target
+// compiles other code) on one CPU (the project's machines of one kind are not all one CPU, the
+// target string does not tell them apart, and two CPUs rank schedules differently). An empty
+// field matches every record; a record that does not name its CPU matches no CPU.
+struct MeasuredOn {
+  std::string target;
+  std::string cpu;
+  bool matches(const nlohmann::json& record) const;
+};
+// The best run of a measurement and of its repeats on record that were taken `on` the given
+// target and CPU (the minimum over the ok ones); 0 when none is.
 double best_of_passes(const ResultLog& log, const nlohmann::json& record,
-                      const std::string& target = "");
+                      const MeasuredOn& on = {});
 // The measurement `record` and its repeats on record, in order (first, repeat 2, 3, ...).
 std::vector<const nlohmann::json*> passes_of(const ResultLog& log, const nlohmann::json& record);
-// How many of them were taken under `target`: all attempts, or with `ok_only` the successful ones.
-int passes_under(const ResultLog& log, const nlohmann::json& record, const std::string& target,
+// How many of them were taken `on` the target and CPU: all attempts, or with `ok_only` the
+// successful ones.
+int passes_under(const ResultLog& log, const nlohmann::json& record, const MeasuredOn& on,
                  bool ok_only = false);
 
 // The configurations of one program: the records at `positions` (first_pass_by_program), each
-// with the best of its passes.
-// `target`: as for best_of_passes.
+// with the best of its passes taken `on` the dataset's target and CPU. A schedule with no such
+// pass is left out (counted in `left_out`).
 Measured measured_configs(const ResultLog& log, const std::vector<size_t>& positions,
-                          const ProgramInfo& p, const std::string& target = "");
+                          const ProgramInfo& p, const MeasuredOn& on = {});
 
 void write_datasets(const std::string& out, const InstanceName& in, const Program& program,
                     const Measured& m, bool with_ast, CollectSummary& summary);

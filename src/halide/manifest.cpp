@@ -84,22 +84,37 @@ const std::string& cpu_model() {
   return model;
 }
 
+std::string data_cpu(const std::string& out) {
+  std::ifstream in(fs::path(out) / "manifest.json");
+  if (in) {
+    const auto m = nlohmann::json::parse(in, nullptr, false);
+    if (m.is_object() && m.contains("machine") && m["machine"].is_object()) {
+      const std::string cpu = m["machine"].value("cpu", "");
+      if (!cpu.empty()) return cpu;
+    }
+  }
+  return cpu_model();
+}
+
 void write_manifest(const CollectOptions& o, const MeasureOptions& mo, const ResultLog& log,
                     const CollectSummary& summary) {
   nlohmann::json counts;
   int64_t failed_timeout = 0, failed_crash = 0, failed_other = 0, first_pass = 0;
   std::map<std::string, int64_t> ok_by_program, tried_by_program;
-  // Schedules by how many measurements they have under this run's target (collect --passes,
-  // --recorded): the datasets take the best of those.
+  // Schedules by how many successful measurements they have under this run's target on the
+  // data's CPU (collect --passes, --recorded): the datasets take the best of those, and leave
+  // out the schedules with none (counts per split are the datasets').
   const std::string target = jit_target_name();
+  const std::string cpu = data_cpu(o.out);  // read before this manifest replaces the old one
   std::map<std::string, int64_t> by_passes;
   for (const auto& rec : log.records()) {
     if (rec.value("pass", 1) != 1) continue;
     ++first_pass;
     ++tried_by_program[rec.value("instance", "")];
     if (rec.value("ok", false)) {
-      ++ok_by_program[rec.value("instance", "")];
-      ++by_passes[std::to_string(passes_under(log, rec, target))];
+      const int ok = passes_under(log, rec, MeasuredOn{target, cpu}, /*ok_only=*/true);
+      ++by_passes[std::to_string(ok)];
+      if (ok > 0) ++ok_by_program[rec.value("instance", "")];
       continue;
     }
     const std::string kind = failure_kind(rec.value("error", ""));
@@ -125,7 +140,8 @@ void write_manifest(const CollectOptions& o, const MeasureOptions& mo, const Res
         {"fewest_configs_per_program", fewest}};
   }
   counts["measurements_first_pass"] = first_pass;
-  counts["schedules_by_measurements_under_target"] = by_passes;
+  counts["schedules_by_measurements_on_data_cpu"] = by_passes;
+  counts["left_out_not_on_data_cpu"] = summary.left_out_other_cpu;
   int64_t tried_min = -1, tried_max = 0;  // the default and the samples, failures included
   for (const auto& [name, n] : tried_by_program) {
     tried_min = tried_min < 0 ? n : std::min(tried_min, n);
@@ -171,6 +187,7 @@ void write_manifest(const CollectOptions& o, const MeasureOptions& mo, const Res
   };
   if (o.shard_count > 1)
     m["protocol"]["shard"] = fmt::format("{}/{}", o.shard_index, o.shard_count);
+  const nlohmann::json run_protocol = m["protocol"];  // this run's, whatever is kept below
   const NoiseCeiling n = noise_ceiling(log);
   m["noise_ceiling"] = {
       {"kendall_tau", std::isnan(n.tau) ? nlohmann::json() : nlohmann::json(n.tau)},
@@ -186,37 +203,50 @@ void write_manifest(const CollectOptions& o, const MeasureOptions& mo, const Res
       {"same_run_tau", num(n.tau)},
       {"same_run_schedules_per_program",
        n.programs > 0 ? static_cast<double>(n.pairs) / static_cast<double>(n.programs) : 0.0}};
-  const CrossSession c = cross_session_noise(log);
-  if (!c.session.empty()) {
+  // One later run's figures (tcost collect --cross-session).
+  const auto session_block = [&](const CrossSession& c) {
     nlohmann::json families;
     for (const auto& [f, t] : c.tau_by_family) families[f] = num(t);
+    return nlohmann::json{{"session", c.session},
+                          {"cpu", c.cpu},
+                          {"same_cpu_as_data", c.cpu == cpu},
+                          {"tau", num(c.tau)},
+                          {"programs", c.programs},
+                          {"pairs", c.pairs},
+                          {"fewest_schedules_per_program", c.min_schedules_per_program},
+                          {"tau_by_family", families},
+                          {"tau_median_statistic", num(c.tau_median)},
+                          {"ratio_new_over_old",
+                           {{"p10", num(c.ratio_p10)},
+                            {"p50", num(c.ratio_p50)},
+                            {"p90", num(c.ratio_p90)},
+                            {"p90_over_p10", num(c.ratio_p90 / c.ratio_p10)}}},
+                          {"ratio_within_program",
+                           {{"p10", num(c.within_p10)},
+                            {"p90", num(c.within_p90)},
+                            {"p90_over_p10", num(c.within_p90 / c.within_p10)}}},
+                          {"seconds_per_schedule", c.seconds_per_schedule}};
+  };
+  // The figures stated are the latest later run on the data's CPU (the latest of all when none
+  // was): a run on another CPU measures the change of CPU too. Every run is listed.
+  const CrossSession c = cross_session_noise(log, cpu);
+  if (!c.session.empty()) {
     m["noise"]["cross_session_tau"] = num(c.tau);
     m["noise"]["schedules_per_program"] =
         c.programs > 0 ? static_cast<double>(c.pairs) / static_cast<double>(c.programs) : 0.0;
-    m["noise"]["cross_session"] = {
-        {"session", c.session},
-        {"programs", c.programs},
-        {"pairs", c.pairs},
-        {"fewest_schedules_per_program", c.min_schedules_per_program},
-        {"tau_by_family", families},
-        {"tau_median_statistic", num(c.tau_median)},
-        {"ratio_new_over_old",
-         {{"p10", num(c.ratio_p10)},
-          {"p50", num(c.ratio_p50)},
-          {"p90", num(c.ratio_p90)},
-          {"p90_over_p10", num(c.ratio_p90 / c.ratio_p10)}}},
-        {"ratio_within_program",
-         {{"p10", num(c.within_p10)},
-          {"p90", num(c.within_p90)},
-          {"p90_over_p10", num(c.within_p90 / c.within_p10)}}},
-        {"seconds_per_schedule", c.seconds_per_schedule},
-        {"method",
-         "for each program, Kendall tau-b between a schedule's shipped runtime (the best of its "
-         "measurements under the session's target) and the best of its measurements in a "
-         "separate, independent run (tcost collect --cross-session N --passes P); mean over "
-         "programs (and per family); ratios are new/old runtimes; ratio_within_program divides "
-         "each "
-         "by its program's median ratio (a shift of the whole program taken out)"}};
+    m["noise"]["cross_session"] = session_block(c);
+    m["noise"]["cross_session"]["method"] =
+        "for each program, Kendall tau-b between a schedule's shipped runtime (the best of its "
+        "measurements on the data's CPU under the session's target) and the best of its "
+        "measurements in a separate, independent run (tcost collect --cross-session N --passes "
+        "P); mean over programs (and per family); ratios are new/old runtimes; "
+        "ratio_within_program divides each by its program's median ratio (a shift of the whole "
+        "program taken out)";
+    nlohmann::json runs = nlohmann::json::object();
+    for (const auto& [session, session_cpu] : cross_sessions(log))
+      runs[session] =
+          session_block(session == c.session ? c : cross_session_noise(log, cpu, session));
+    m["noise"]["cross_session_runs"] = runs;
   }
   const std::string path = (fs::path(o.out) / "manifest.json").string();
   // The manifest on file, if any: a cross-session run and a rewrite keep what it says of the
@@ -235,22 +265,12 @@ void write_manifest(const CollectOptions& o, const MeasureOptions& mo, const Res
       m["noise"].contains("cross_session")) {
     // A cross-session run measured nothing new: the data's machine, target and protocol stay
     // those of its measurements; this run's own are recorded with its noise figures.
-    m["noise"]["cross_session"]["run"] = {{"date", date},
-                                          {"target", jit_target_name()},
-                                          {"cpu", m["machine"].value("cpu", "")},
-                                          {"protocol", m["protocol"]}};
     if (before.is_object())
       keep({"written", "machine", "halide", "protocol", "datasets_rewritten"});
   } else if (!o.measure && before.is_object()) {
     // Rewritten datasets of earlier measurements: the machine, Halide target and protocol are
     // the ones they were measured under.
     keep({"written", "machine", "halide", "protocol"});
-    // The cross-session run's own facts stay with its figures.
-    const auto run = before.value("noise", nlohmann::json::object())
-                         .value("cross_session", nlohmann::json::object());
-    if (run.contains("run") && m["noise"].contains("cross_session") &&
-        m["noise"]["cross_session"].value("session", "") == run.value("session", ""))
-      m["noise"]["cross_session"]["run"] = run["run"];
     m["datasets_rewritten"] = {
         {"date", date},
         {"target_now", jit_target_name()},
@@ -258,12 +278,29 @@ void write_manifest(const CollectOptions& o, const MeasureOptions& mo, const Res
          "datasets and features rewritten from measurements.jsonl (tcost collect "
          "--rewrite); the runtimes are those measured at 'written'"}};
   }
-  // Whether the later run's CPU is the data's: the same target string covers different CPUs
-  // (an Intel Xeon and an AMD EPYC both give avx512_skylake...), whose rankings differ.
-  if (m["noise"].contains("cross_session") && m["noise"]["cross_session"].contains("run")) {
-    auto& run = m["noise"]["cross_session"]["run"];
-    run["same_cpu_as_data"] =
-        run.value("cpu", "") == m.value("machine", nlohmann::json::object()).value("cpu", "");
+  // Each later run's own facts (date, target, CPU, protocol): this run's when it was one, the
+  // others' as the manifest before stated them.
+  if (m["noise"].contains("cross_session_runs")) {
+    const auto old_noise =
+        before.is_object() ? before.value("noise", nlohmann::json::object()) : nlohmann::json();
+    const auto old_run = [&](const std::string& session) {
+      const auto runs = old_noise.value("cross_session_runs", nlohmann::json::object());
+      if (runs.contains(session) && runs[session].contains("run")) return runs[session]["run"];
+      const auto latest = old_noise.value("cross_session", nlohmann::json::object());
+      return latest.value("session", "") == session && latest.contains("run") ? latest["run"]
+                                                                              : nlohmann::json();
+    };
+    for (auto& [session, block] : m["noise"]["cross_session_runs"].items()) {
+      nlohmann::json run = old_run(session);
+      if (o.measure && o.cross_session > 0 && session == summary.session)
+        run = {{"date", date},
+               {"target", jit_target_name()},
+               {"cpu", cpu_model()},
+               {"protocol", run_protocol}};
+      if (!run.is_null()) block["run"] = run;
+    }
+    const auto& chosen = m["noise"]["cross_session_runs"][c.session];
+    if (chosen.contains("run")) m["noise"]["cross_session"]["run"] = chosen["run"];
   }
   {
     std::ofstream out(path + ".tmp", std::ios::trunc);

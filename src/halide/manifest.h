@@ -14,6 +14,10 @@ namespace tcost::halide {
 // measurement record carries it: the project's machines of one kind are not all one CPU, and
 // Halide's target string does not tell them apart.
 const std::string& cpu_model();
+// The CPU a collection's measurements are taken on, which its datasets take runtimes from: the
+// one its manifest names (OUT/manifest.json's machine.cpu), or this machine's for a collection
+// without one (a new collection, or a manifest from before CPUs were recorded).
+std::string data_cpu(const std::string& out);
 
 void write_manifest(const CollectOptions& options, const MeasureOptions& measure,
                     const ResultLog& log, const CollectSummary& summary);

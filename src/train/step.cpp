@@ -61,7 +61,8 @@ torch::Tensor mse_loss(const torch::Tensor& cost, const torch::Tensor& target, d
 }
 
 std::string resolve_loss(const std::string& loss, const std::string& model) {
-  if (loss == "auto") return model == "tgraph" ? "hinge" : model == "ast-gcn" ? "mse" : "listmle";
+  if (loss == "auto")
+    return model == "tgraph" ? "hinge" : model == "ast-gcn" ? "hinge-gap" : "listmle";
   if (loss == "listmle" || loss == "hinge" || loss == "hinge-gap" || loss == "hinge-top" ||
       loss == "mse")
     return loss;

@@ -42,8 +42,9 @@ std::vector<double> predict_prepared(model::Network& m, const model::PreparedGra
 std::vector<double> predict_ast(model::Network& m, const AstSet& set, const model::Normalizer& norm,
                                 int64_t chunk);
 
-// The loss a model trains with by default ("auto"): hinge for tgraph, mse for ast-gcn,
-// listmle otherwise. UsageError for an unknown name.
+// The loss a model trains with by default ("auto"): hinge for tgraph, hinge-gap for ast-gcn
+// (mse before 2026-12-01; checkpoints keep the loss they were trained with), listmle otherwise.
+// UsageError for an unknown name.
 std::string resolve_loss(const std::string& loss, const std::string& model);
 
 }  // namespace tcost::train

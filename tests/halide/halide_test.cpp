@@ -451,6 +451,17 @@ std::filesystem::path fresh_dir(const char* name) {
   return dir;
 }
 
+// Options of a small collection into `dir`: matmul_192, the default schedule and `samples`
+// sampled schedules, no syntax trees.
+CollectOptions small_collection(const std::filesystem::path& dir, int samples) {
+  CollectOptions o;
+  o.out = dir.string();
+  o.pipelines = "matmul_192";
+  o.configs_per_graph = samples;
+  o.ast = false;
+  return o;
+}
+
 // Replaces a measurement log with `records`, one JSON line each.
 void write_log(const std::filesystem::path& path, const std::vector<nlohmann::json>& records) {
   std::ofstream out(path, std::ios::trunc);
@@ -593,12 +604,8 @@ TEST(Collect, MeasuresWritesAndResumes) {
 // manifest's noise block compares minimum with minimum.
 TEST(Collect, PassesKeepTheMinimumAndCrossSessionComparesThem) {
   const auto dir = fresh_dir("passes");
-  CollectOptions o;
-  o.out = dir.string();
-  o.pipelines = "matmul_192";
-  o.configs_per_graph = 2;
+  CollectOptions o = small_collection(dir, 2);
   o.passes = 2;
-  o.ast = false;
   collect(o);
   std::vector<nlohmann::json> records;
   {
@@ -627,10 +634,13 @@ TEST(Collect, PassesKeepTheMinimumAndCrossSessionComparesThem) {
     if (r.at("key") == skipped) r["target"] = "x86-64-linux-another";
     if (r.at("key") == repeat_key(skipped, 2)) r["ok"] = false;
   }
-  write_log(dir / "measurements.jsonl", records);
   // Every record names the CPU it was measured on. Say the data was measured on another CPU:
   // the later run's block must tell that it was not.
-  for (const auto& r : records) EXPECT_EQ(r.value("cpu", "?"), cpu_model()) << r.at("key");
+  for (auto& r : records) {
+    EXPECT_EQ(r.value("cpu", "?"), cpu_model()) << r.at("key");
+    r["cpu"] = "Another CPU";
+  }
+  write_log(dir / "measurements.jsonl", records);
   {
     std::ifstream in(dir / "manifest.json");
     auto m = nlohmann::json::parse(in);
@@ -638,6 +648,9 @@ TEST(Collect, PassesKeepTheMinimumAndCrossSessionComparesThem) {
     m["machine"]["cpu"] = "Another CPU";
     std::ofstream(dir / "manifest.json") << m.dump();
   }
+  // One collection holds one CPU's runtimes: measuring more of it here is refused, untouched.
+  EXPECT_THROW(collect(o), InputError);
+  EXPECT_EQ(ResultLog((dir / "measurements.jsonl").string()).records().size(), records.size());
   o.cross_session = 3;
   o.session = "later";
   o.configs_per_graph = 10;  // would plan new schedules: a cross-session run measures none
@@ -645,9 +658,12 @@ TEST(Collect, PassesKeepTheMinimumAndCrossSessionComparesThem) {
   const ResultLog log((dir / "measurements.jsonl").string());
   EXPECT_EQ(log.records().size(), records.size() + 4);  // 2 schedules, 2 passes each
   EXPECT_EQ(log.find("session|later|" + skipped), nullptr);
-  const CrossSession c = cross_session_noise(log);
+  const CrossSession c = cross_session_noise(log, "Another CPU");
   EXPECT_EQ(c.session, "later");
+  EXPECT_EQ(c.cpu, cpu_model());
   EXPECT_EQ(c.pairs, 2);
+  // Against the runtimes of this CPU there are none: the data's are all on the other one.
+  EXPECT_EQ(cross_session_noise(log, cpu_model()).pairs, 0);
   EXPECT_GT(c.ratio_p50, 0.0);
   // The cost per schedule spans both passes of the later run: its elapsed time over 2 schedules.
   double start = 1e300, end = 0;
@@ -663,7 +679,9 @@ TEST(Collect, PassesKeepTheMinimumAndCrossSessionComparesThem) {
   EXPECT_EQ(manifest.at("noise").at("cross_session").at("session"), "later");
   EXPECT_EQ(manifest.at("noise").at("cross_session").at("run").at("cpu"), cpu_model());
   EXPECT_EQ(manifest.at("machine").at("cpu"), "Another CPU");  // the data's, kept
-  EXPECT_EQ(manifest.at("noise").at("cross_session").at("run").at("same_cpu_as_data"), false);
+  EXPECT_EQ(manifest.at("noise").at("cross_session").at("same_cpu_as_data"), false);
+  EXPECT_EQ(manifest.at("noise").at("cross_session_runs").at("later").at("run").at("cpu"),
+            cpu_model());
   EXPECT_EQ(manifest.at("protocol").at("passes"), 2);
   const auto& within = manifest.at("noise").at("cross_session").at("ratio_within_program");
   EXPECT_DOUBLE_EQ(within.at("p90").get<double>(), c.within_p90);
@@ -675,7 +693,8 @@ TEST(Collect, PassesKeepTheMinimumAndCrossSessionComparesThem) {
       r["best_ns"] = 2 * r.value("best_ns", 0.0);
   }
   write_log(dir / "measurements.jsonl", slower);
-  const CrossSession s = cross_session_noise(ResultLog((dir / "measurements.jsonl").string()));
+  const CrossSession s =
+      cross_session_noise(ResultLog((dir / "measurements.jsonl").string()), "Another CPU");
   EXPECT_DOUBLE_EQ(s.ratio_p50, 2 * c.ratio_p50);
   EXPECT_DOUBLE_EQ(s.within_p10, c.within_p10);
   EXPECT_DOUBLE_EQ(s.within_p90, c.within_p90);
@@ -689,11 +708,7 @@ TEST(Collect, PassesKeepTheMinimumAndCrossSessionComparesThem) {
 // gets two new ones, and its old runtime no longer counts.
 TEST(Collect, RecordedBringsEverySchedulesMeasurementsToThePasses) {
   const auto dir = fresh_dir("recorded");
-  CollectOptions o;
-  o.out = dir.string();
-  o.pipelines = "matmul_192";
-  o.configs_per_graph = 2;
-  o.ast = false;
+  CollectOptions o = small_collection(dir, 2);
   collect(o);
   const auto path = dir / "measurements.jsonl";
   std::vector<nlohmann::json> records;
@@ -721,9 +736,9 @@ TEST(Collect, RecordedBringsEverySchedulesMeasurementsToThePasses) {
   ASSERT_NE(r2, nullptr);
   ASSERT_NE(r3, nullptr);
   EXPECT_EQ(r2->value("target", ""), current);
-  EXPECT_EQ(passes_under(log, *log.find(key), current), 2);
+  EXPECT_EQ(passes_under(log, *log.find(key), MeasuredOn{current, cpu_model()}), 2);
   EXPECT_EQ(log.find(repeat_key(records[0].at("key").get<std::string>(), 3)), nullptr);
-  const double best = best_of_passes(log, *log.find(key), current);
+  const double best = best_of_passes(log, *log.find(key), MeasuredOn{current, cpu_model()});
   EXPECT_EQ(best, std::min(r2->value("best_ns", 0.0), r3->value("best_ns", 0.0)));
   EXPECT_EQ(best_of_passes(log, *log.find(key)), 1.0);  // without a target, every pass counts
   const Graph g = load_graph((dir / "layout/train/matmul_192.npz").string());
@@ -731,9 +746,71 @@ TEST(Collect, RecordedBringsEverySchedulesMeasurementsToThePasses) {
   EXPECT_EQ(g.runtime_ns[1], static_cast<int64_t>(best));
   std::ifstream in(dir / "manifest.json");
   const auto manifest = nlohmann::json::parse(in);
-  EXPECT_EQ(manifest.at("counts").at("schedules_by_measurements_under_target").at("2"), 3);
+  EXPECT_EQ(manifest.at("counts").at("schedules_by_measurements_on_data_cpu").at("2"), 3);
   const CollectSummary again = collect(o);
   EXPECT_EQ(again.measured + again.failed, 0);
+  std::filesystem::remove_all(dir);
+}
+
+// One CPU per collection: its datasets take only the runtimes measured on the CPU its manifest
+// names; a schedule never measured there is left out, and the noise figures stated are those of
+// the latest later run on that CPU, whatever ran after it on another.
+TEST(Collect, DatasetsTakeOnlyTheDataCpusRuntimes) {
+  const auto dir = fresh_dir("one_cpu");
+  CollectOptions o = small_collection(dir, 2);
+  collect(o);
+  const auto path = dir / "measurements.jsonl";
+  std::vector<nlohmann::json> records = ResultLog(path.string()).records();
+  ASSERT_EQ(records.size(), 3u);  // the default and 2 samples
+  for (const auto& r : records) ASSERT_TRUE(r.value("ok", false)) << r.at("key");
+  ASSERT_NE(records[0].value("best_ns", 0.0), records[1].value("best_ns", 0.0));
+  const std::string k1 = records[1].at("key");
+  const std::string k2 = records[2].at("key");
+  // Schedule 1 measured again on another CPU, impossibly fast; schedule 2 only there.
+  nlohmann::json fast = records[1];
+  fast["key"] = repeat_key(k1, 2);
+  fast["pass"] = 5;
+  fast["cpu"] = "Other CPU";
+  fast["best_ns"] = 1.0;
+  records.push_back(fast);
+  records[2]["cpu"] = "Other CPU";
+  // Two later runs: s1 on the data's CPU, then s2 on the other one.
+  for (const char* session : {"s1", "s2"}) {
+    for (int i : {0, 1}) {
+      nlohmann::json r = records[static_cast<size_t>(i)];
+      r["key"] = std::string("session|") + session + "|" + r.at("key").get<std::string>();
+      r["pass"] = 4;
+      r["session"] = session;
+      r["cpu"] = std::string(session) == "s1" ? cpu_model() : "Other CPU";
+      r["best_ns"] = records[static_cast<size_t>(1 - i)].value("best_ns", 0.0);  // swapped
+      records.push_back(r);
+    }
+  }
+  write_log(path, records);
+  o.measure = false;  // --rewrite
+  const CollectSummary s = collect(o);
+  EXPECT_EQ(s.left_out_other_cpu, 1);
+  const Graph g = load_graph((dir / "layout/train/matmul_192.npz").string());
+  ASSERT_EQ(g.num_configs, 2);
+  EXPECT_EQ(g.runtime_ns[0], static_cast<int64_t>(records[0].value("best_ns", 0.0)));
+  EXPECT_EQ(g.runtime_ns[1], static_cast<int64_t>(records[1].value("best_ns", 0.0)));
+  const ResultLog log(path.string());
+  EXPECT_EQ(best_of_passes(log, *log.find(k1), MeasuredOn{"", "Other CPU"}), 1.0);
+  EXPECT_EQ(best_of_passes(log, *log.find(k2), MeasuredOn{"", cpu_model()}), 0.0);
+  EXPECT_EQ(passes_under(log, *log.find(k1), MeasuredOn{"", cpu_model()}), 1);
+  const CrossSession c = cross_session_noise(log, cpu_model());
+  EXPECT_EQ(c.session, "s1");
+  EXPECT_EQ(c.pairs, 2);
+  EXPECT_DOUBLE_EQ(c.tau, -1.0);  // the two schedules swapped places
+  EXPECT_EQ(cross_session_noise(log, cpu_model(), "s2").cpu, "Other CPU");
+  EXPECT_EQ(cross_session_noise(log, "Other CPU").session, "s2");
+  std::ifstream in(dir / "manifest.json");
+  const auto manifest = nlohmann::json::parse(in);
+  EXPECT_EQ(manifest.at("counts").at("left_out_not_on_data_cpu"), 1);
+  EXPECT_EQ(manifest.at("counts").at("schedules_by_measurements_on_data_cpu").at("0"), 1);
+  EXPECT_EQ(manifest.at("noise").at("cross_session").at("session"), "s1");
+  EXPECT_EQ(manifest.at("noise").at("cross_session_runs").at("s2").at("same_cpu_as_data"), false);
+  EXPECT_EQ(manifest.at("noise").at("cross_session_runs").at("s1").at("same_cpu_as_data"), true);
   std::filesystem::remove_all(dir);
 }
 
@@ -742,11 +819,7 @@ TEST(Collect, RecordedBringsEverySchedulesMeasurementsToThePasses) {
 TEST(Collect, KillingACollectionLosesNoFinishedMeasurement) {
   const auto dir = fresh_dir("collect_kill");
   std::filesystem::create_directories(dir);
-  CollectOptions o;
-  o.out = dir.string();
-  o.pipelines = "matmul_192";
-  o.configs_per_graph = 12;
-  o.ast = false;
+  CollectOptions o = small_collection(dir, 12);
   const std::string log_path = (dir / "measurements.jsonl").string();
   const pid_t pid = fork();
   ASSERT_GE(pid, 0);
