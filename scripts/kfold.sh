@@ -10,6 +10,8 @@
 # over seeds), the per-fold means over seeds, and the geomean slowdown@1 and @5 over all
 # programs of all folds (mean over seeds).
 # usage: scripts/kfold.sh [K] [SEED...]   (after scripts/build.sh; about 12 minutes a seed)
+# ("ast-gcn" trains with the model's default loss: hinge-gap since 2026-12-01, mse before; the
+# ast-gcn-mse and ast-gcn-hinge-gap settings name them.)
 # Environment: KFOLD_DATA, the dataset (default data/halide); KFOLD_OUT, the work directory
 # (default out/kfold, emptied first); KFOLD_ONLY, a comma-separated list of the settings and
 # ensembles to run (default all; an ensemble's members must be among them); KFOLD_JOBS, how many
@@ -37,7 +39,9 @@ SETTINGS=(
   "xgb:layout:--model xgb"
   "ast-gcn:ast:--model ast-gcn"
   "ast-gcn-pretrained:ast:--model ast-gcn --init out/pretrain/pre-ast-gcn.pt"
+  "ast-gcn-mse:ast:--model ast-gcn --loss mse"
   "ast-gcn-hinge-gap:ast:--model ast-gcn --loss hinge-gap"
+  "ast-gcn-hinge-top:ast:--model ast-gcn --loss hinge-top"
   "ast-gcn-no-tree-attention:ast:--model ast-gcn --no-tree-attention"
 )
 ENSEMBLES=(
