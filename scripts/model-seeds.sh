@@ -23,7 +23,7 @@ for m in gcn-baseline sage tgraph xgb ast-gcn; do
       --threads 1 >/dev/null
   done
 done
-ENSEMBLES=(tgraph+xgb tgraph+ast-gcn "tgraph+ast-gcn*3" tgraph+ast-gcn+xgb)
+ENSEMBLES=(tgraph+xgb tgraph+ast-gcn "tgraph+ast-gcn*3" tgraph+ast-gcn+xgb ast-gcn+xgb "ast-gcn*3+xgb")
 for e in "${ENSEMBLES[@]}"; do
   for s in "${SEEDS[@]}"; do
     args=()
