@@ -1,6 +1,8 @@
-"""Reading a collection's measurements.jsonl from the analysis scripts (a mirror of the C++
-passes_of and best_of_passes in src/halide/datasets.cpp): records by key, and the ok runtimes of
-a record and its repeats under one Halide target, in pass order."""
+"""Reading a collection's measurements.jsonl from the analysis scripts (after the C++ passes_of
+and best_of_passes in src/halide/datasets.cpp): records by key, and the ok runtimes of a record
+and its repeats under one Halide target, in pass order. Unlike the datasets, which take only the
+measurements on the collection's CPU (MeasuredOn), these take every CPU's; a script that
+compares CPUs tells them apart itself (cpu-provenance.py)."""
 import json
 
 

@@ -118,25 +118,24 @@ void register_collect(CLI::App& app) {
         "measured {}, failed {}, already on record {}; wrote {} layout, {} tile and {} syntax-tree "
         "files under {}\n",
         s.measured, s.failed, s.skipped, s.layout_written, s.tile_written, s.ast_written, o->out);
+    const std::string cpu = halide::data_cpu(o->out);
     if (s.left_out_other_cpu > 0)
       fmt::print("left out of the datasets: {} schedules never measured on the data's CPU ({})\n",
-                 s.left_out_other_cpu, halide::data_cpu(o->out));
+                 s.left_out_other_cpu, cpu);
     if (o->remeasure > 0) {
       fmt::print("noise ceiling: Kendall tau between two measurement passes = {:.4f} ({} pairs)\n",
                  s.remeasure_tau, s.remeasured_pairs);
     }
     if (o->cross_session > 0) {
       const auto c = halide::cross_session_noise(
-          halide::ResultLog((std::filesystem::path(o->out) / "measurements.jsonl").string()),
-          halide::data_cpu(o->out), s.session);
+          halide::ResultLog((std::filesystem::path(o->out) / "measurements.jsonl").string()), cpu,
+          s.session);
       fmt::print(
           "cross-session ({}, {}): Kendall tau {:.4f} (median statistic {:.4f}) over {} programs, "
-          "{} "
-          "pairs; new/old runtime p10 {:.3f}, p50 {:.3f}, p90 {:.3f} (p90/p10 {:.3f}); {:.2f} s "
-          "per schedule\n",
-          c.session,
-          c.cpu == halide::data_cpu(o->out) ? "the data's CPU" : "another CPU than the data's",
-          c.tau, c.tau_median, c.programs, c.pairs, c.ratio_p10, c.ratio_p50, c.ratio_p90,
+          "{} pairs; new/old runtime p10 {:.3f}, p50 {:.3f}, p90 {:.3f} (p90/p10 {:.3f}); {:.2f} "
+          "s per schedule\n",
+          c.session, c.cpu == cpu ? "the data's CPU" : "another CPU than the data's", c.tau,
+          c.tau_median, c.programs, c.pairs, c.ratio_p10, c.ratio_p50, c.ratio_p90,
           c.ratio_p90 / c.ratio_p10, c.seconds_per_schedule);
     }
     fmt::print("see it: tcost report --out collect-report.html --collect {}\n", o->out);

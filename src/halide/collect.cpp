@@ -425,8 +425,8 @@ CollectSummary collect(const CollectOptions& o) {
       if (it == measured.end()) continue;
       // Only schedules measured successfully under this run's target on the data's CPU (the
       // shipped runtimes): another target compiles other code, and its runtimes would not
-      // measure noise. Records that do not
-      // say their target are taken when none of the program's does.
+      // measure noise. Records that do not say their target are taken when none of the
+      // program's does.
       const std::string target = target_name(p);
       std::vector<size_t> same, unknown;
       for (size_t i : it->second) {

@@ -84,17 +84,28 @@ const std::string& cpu_model() {
   return model;
 }
 
-std::string data_cpu(const std::string& out) {
-  std::ifstream in(fs::path(out) / "manifest.json");
-  if (in) {
-    const auto m = nlohmann::json::parse(in, nullptr, false);
-    if (m.is_object() && m.contains("machine") && m["machine"].is_object()) {
-      const std::string cpu = m["machine"].value("cpu", "");
-      if (!cpu.empty()) return cpu;
-    }
+namespace {
+
+// OUT/manifest.json as parsed (null when there is none; a discarded value when it is not JSON).
+nlohmann::json manifest_on_file(const std::string& out) {
+  const fs::path path = fs::path(out) / "manifest.json";
+  if (!fs::exists(path)) return nlohmann::json();
+  std::ifstream in(path);
+  return nlohmann::json::parse(in, nullptr, false);
+}
+
+// The CPU a manifest names, or this machine's when it names none (data_cpu).
+std::string cpu_of(const nlohmann::json& manifest) {
+  if (manifest.is_object() && manifest.contains("machine") && manifest["machine"].is_object()) {
+    const std::string cpu = manifest["machine"].value("cpu", "");
+    if (!cpu.empty()) return cpu;
   }
   return cpu_model();
 }
+
+}  // namespace
+
+std::string data_cpu(const std::string& out) { return cpu_of(manifest_on_file(out)); }
 
 void write_manifest(const CollectOptions& o, const MeasureOptions& mo, const ResultLog& log,
                     const CollectSummary& summary) {
@@ -105,7 +116,10 @@ void write_manifest(const CollectOptions& o, const MeasureOptions& mo, const Res
   // data's CPU (collect --passes, --recorded): the datasets take the best of those, and leave
   // out the schedules with none (counts per split are the datasets').
   const std::string target = jit_target_name();
-  const std::string cpu = data_cpu(o.out);  // read before this manifest replaces the old one
+  // The manifest on file, if any: a cross-session run and a rewrite keep what it says of the
+  // measurements, and it names the data's CPU.
+  const nlohmann::json before = manifest_on_file(o.out);
+  const std::string cpu = cpu_of(before);
   std::map<std::string, int64_t> by_passes;
   for (const auto& rec : log.records()) {
     if (rec.value("pass", 1) != 1) continue;
@@ -249,13 +263,6 @@ void write_manifest(const CollectOptions& o, const MeasureOptions& mo, const Res
     m["noise"]["cross_session_runs"] = runs;
   }
   const std::string path = (fs::path(o.out) / "manifest.json").string();
-  // The manifest on file, if any: a cross-session run and a rewrite keep what it says of the
-  // measurements.
-  nlohmann::json before;
-  if (fs::exists(path)) {
-    std::ifstream in(path);
-    before = nlohmann::json::parse(in, nullptr, false);
-  }
   const auto keep = [&](std::initializer_list<const char*> keys) {
     for (const char* key : keys) {
       if (before.contains(key)) m[key] = before[key];
