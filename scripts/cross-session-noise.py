@@ -5,13 +5,18 @@ single measurements and bests of two and three, across the sessions and within t
 and the tau by the programs' runtime and spread. With a second session name, it also compares
 the two later runs with each other on the schedules both measured. Kendall's tau-b is tcost's
 own (the Python module), the metric behind the manifest's figure.
+
+The shipped side takes, as the manifest does, only the measurements on the collection's CPU
+(--cpu data, the default: manifest.json's machine.cpu); --cpu any takes every CPU's (how the
+figures in the README before 2026-12-02 were made), --cpu NAME one named CPU. The later run's
+own passes are taken whatever its CPU; the script prints it.
 usage: PYTHONPATH=build/python /usr/bin/python3 scripts/cross-session-noise.py DATA_DIR SESSION
-           [OTHER_SESSION]"""
+           [OTHER_SESSION] [--cpu data|any|NAME]"""
+import argparse
 import collections
 import statistics
-import sys
 
-from measurement_log import load_records, passes, quantile
+from measurement_log import data_cpu, load_records, passes, quantile
 from tcost import kendall_tau
 
 
@@ -39,9 +44,24 @@ def between_sessions(recs, session, other):
               f"{quantile(r, .9):.2f} | {quantile(r, .9) / quantile(r, .1):.2f} |")
 
 
-def main(data, session, other=None):
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("data")
+    ap.add_argument("session")
+    ap.add_argument("other", nargs="?")
+    ap.add_argument("--cpu", default="data",
+                    help="the shipped measurements' CPU: data (the manifest's), any, or a name")
+    args = ap.parse_args()
+    data, session, other = args.data, args.session, args.other
+    cpu = {"data": lambda: data_cpu(data), "any": lambda: None}.get(args.cpu, lambda: args.cpu)()
     recs = load_records(data)
     prefix = f"session|{session}|"
+    run_cpus = collections.Counter(r.get("cpu", "unknown") for k, r in recs.items()
+                                   if k.startswith(prefix) or k.startswith("repeat|")
+                                   and k.split("|", 2)[2].startswith(prefix))
+    print(f"later run {session} measured on: " +
+          ", ".join(f"{c} ({n} records)" for c, n in run_cpus.most_common()))
+    print(f"shipped measurements taken on: {cpu or 'any CPU'}")
 
     programs = collections.defaultdict(list)  # instance -> [(old passes, new passes, family)]
     for key, r in recs.items():
@@ -50,10 +70,13 @@ def main(data, session, other=None):
         first = key[len(prefix):]
         if first not in recs or not recs[first].get("ok"):
             continue
-        old, new = passes(recs, first, r["target"]), passes(recs, key, r["target"])
+        old, new = passes(recs, first, r["target"], cpu), passes(recs, key, r["target"])
         if old and len(new) >= 2:
             programs[r["instance"]].append((old, new, r["family"]))
     programs = {p: v for p, v in programs.items() if len(v) >= 2}
+    if not programs:
+        raise SystemExit(f"no program has two schedules measured by session {session} and "
+                         f"shipped on {cpu or 'any CPU'}: is the session's name right?")
     # (name, passes each side needs, old statistic, new statistic), each statistic of the old
     # and the new passes: each row is taken over the schedules with enough passes on both sides,
     # so a run of two passes shows the first rows only.
@@ -111,4 +134,4 @@ def main(data, session, other=None):
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:4])
+    main()

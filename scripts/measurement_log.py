@@ -1,8 +1,8 @@
 """Reading a collection's measurements.jsonl from the analysis scripts (after the C++ passes_of
 and best_of_passes in src/halide/datasets.cpp): records by key, and the ok runtimes of a record
-and its repeats under one Halide target, in pass order. Unlike the datasets, which take only the
-measurements on the collection's CPU (MeasuredOn), these take every CPU's; a script that
-compares CPUs tells them apart itself (cpu-provenance.py)."""
+and its repeats under one Halide target, in pass order. Like the datasets (MeasuredOn), they can
+take only the measurements on one CPU (the collection's: data_cpu); with cpu=None they take every
+CPU's, as cpu-provenance.py does to compare CPUs."""
 import json
 
 
@@ -16,6 +16,12 @@ def load_records(data):
     return recs
 
 
+def data_cpu(data):
+    """The collection's CPU: the machine.cpu of DATA/manifest.json (as the C++ data_cpu)."""
+    with open(f"{data}/manifest.json") as f:
+        return json.load(f)["machine"]["cpu"]
+
+
 def pass_records(recs, key):
     """Record KEY and its repeats (repeat|K|KEY), in pass order."""
     out, k = [recs[key]], 2
@@ -25,15 +31,18 @@ def pass_records(recs, key):
     return out
 
 
-def ok_pass_records(recs, key, target):
-    """Record KEY and its repeats that succeeded under TARGET, in pass order."""
+def ok_pass_records(recs, key, target, cpu=None):
+    """Record KEY and its repeats that succeeded under TARGET (on CPU unless None), in pass
+    order. A record that names no CPU is not on any CPU."""
     return [p for p in pass_records(recs, key)
-            if p.get("ok") and p.get("target") == target and p.get("best_ns", 0) > 0]
+            if p.get("ok") and p.get("target") == target and p.get("best_ns", 0) > 0
+            and (cpu is None or p.get("cpu") == cpu)]
 
 
-def passes(recs, key, target):
-    """The ok best runtimes (ns) of record KEY and its repeats under TARGET, in pass order."""
-    return [p["best_ns"] for p in ok_pass_records(recs, key, target)]
+def passes(recs, key, target, cpu=None):
+    """The ok best runtimes (ns) of record KEY and its repeats under TARGET (on CPU unless
+    None), in pass order."""
+    return [p["best_ns"] for p in ok_pass_records(recs, key, target, cpu)]
 
 
 def quantile(v, q):
