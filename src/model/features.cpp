@@ -151,6 +151,11 @@ void Normalizer::save(torch::serialize::OutputArchive& a) const {
   a.write("tile_mean", tile_mean);
   a.write("tile_std", tile_std);
   a.write("log_target", torch::tensor({log_target_mean, log_target_std}, torch::kFloat64));
+  if (trees) {
+    torch::serialize::OutputArchive t;
+    trees->save(t);
+    a.write("trees", t);
+  }
 }
 
 Normalizer Normalizer::load(torch::serialize::InputArchive& a) {
@@ -173,6 +178,13 @@ Normalizer Normalizer::load(torch::serialize::InputArchive& a) {
   n.log_target_std = t[1].item<double>();
   if (n.node_mean.numel() != n.node_feat_width || n.tile_mean.numel() != n.config_feat_width) {
     throw InputError("checkpoint normaliser has inconsistent sizes");
+  }
+  torch::serialize::InputArchive tree_archive;
+  if (a.try_read("trees", tree_archive)) {
+    auto trees = std::make_shared<Normalizer>(load(tree_archive));
+    if (trees->collection != Collection::kAst)
+      throw InputError("checkpoint normaliser's syntax-tree part is not a syntax-tree one");
+    n.trees = std::move(trees);
   }
   return n;
 }
@@ -254,6 +266,20 @@ PreparedGraph select_configs(const PreparedGraph& g, const torch::Tensor& index)
   out.input = g.input;
   out.configs = g.configs.index_select(0, index);
   out.targets = g.targets.index_select(0, index);
+  return out;
+}
+
+PreparedGraph select_views(const PreparedGraph& g, const AstSet& trees,
+                           const std::vector<int64_t>& index, const Normalizer& norm) {
+  if (!norm.trees) throw InputError("this model does not read syntax trees beside its graphs");
+  if (trees.num_configs != g.num_configs()) {
+    throw InputError(fmt::format("{}: {} syntax trees for {} configurations of the graph",
+                                 trees.source.empty() ? trees.name : trees.source,
+                                 trees.num_configs, g.num_configs()));
+  }
+  PreparedGraph out = select_configs(g, torch::tensor(index, torch::kInt64));
+  out.input.trees =
+      std::make_shared<const GraphInput>(prepare_ast_batch(trees, index, *norm.trees).input);
   return out;
 }
 

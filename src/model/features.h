@@ -12,6 +12,7 @@
 #include <torch/torch.h>
 
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "core/ast.h"
@@ -29,6 +30,8 @@ struct Normalizer {
   torch::Tensor node_mean, node_std;  // (node_feat_width)
   torch::Tensor tile_mean, tile_std;  // (config_feat_width), tile only
   double log_target_mean = 0, log_target_std = 1;
+  // Models that read two views (tgraph-ast): the syntax trees' statistics beside the graphs'.
+  std::shared_ptr<const Normalizer> trees;
 
   // Fits on every graph of `files` (at most max_configs configurations each).
   static Normalizer fit(const std::vector<std::string>& files, int64_t max_configs = 1000);
@@ -59,6 +62,9 @@ struct GraphInput {
                                  // configurable nodes, -1 when it is fixed or absent
   torch::Tensor node_layout;     // (n + 1, 6) each node's own layout (node features 134-139)
   torch::Tensor tree_id;         // ast: (n) int64 the configuration each node's tree belongs to
+  // Models that read two views (tgraph-ast): the syntax trees of the same K configurations, in
+  // the order of `configs` (prepare_ast_batch's input).
+  std::shared_ptr<const GraphInput> trees;
 };
 
 struct PreparedGraph {
@@ -74,6 +80,12 @@ struct PreparedGraph {
 PreparedGraph prepare_graph(const Graph& g, const Normalizer& norm, int prune_hops);
 // The same graph restricted to configurations `index` (a 1-d int64 tensor).
 PreparedGraph select_configs(const PreparedGraph& g, const torch::Tensor& index);
+
+// Both views of configurations `index` of one program: the layout graph `g` restricted to them,
+// with their syntax trees from `trees` (the same configurations in the same order) attached as
+// input.trees, prepared with norm.trees. InputError when the views do not match.
+PreparedGraph select_views(const PreparedGraph& g, const AstSet& trees,
+                           const std::vector<int64_t>& index, const Normalizer& norm);
 
 // Syntax trees: statistics over the node features of every tree in `files`.
 Normalizer fit_ast_normalizer(const std::vector<std::string>& files);

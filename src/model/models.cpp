@@ -214,13 +214,15 @@ double encoder_flops(const GraphInput& g, int64_t hidden, int64_t in_width) {
 // pooled features (the sum scaled so that magnitudes stay comparable across sizes). Shared by
 // the TpuGraphs baseline and the syntax-tree GCN.
 struct ResidualGcnImpl : torch::nn::Module {
-  ResidualGcnImpl(int hidden, int layers) {
+  // scalar_head = false: the head stops at its hidden layer (head_hidden), for a model that reads
+  // these features beside others.
+  ResidualGcnImpl(int hidden, int layers, bool scalar_head = true) {
     for (int l = 0; l < layers; ++l) {
       layers_.push_back(
           register_module("gcn" + std::to_string(l), torch::nn::Linear(hidden, hidden)));
     }
     head1_ = register_module("head1", torch::nn::Linear(2 * hidden, hidden));
-    head2_ = register_module("head2", torch::nn::Linear(hidden, 1));
+    if (scalar_head) head2_ = register_module("head2", torch::nn::Linear(hidden, 1));
   }
   torch::Tensor propagate(const GraphInput& g, torch::Tensor x) {
     for (auto& lin : layers_) x = x + torch::relu(gcn_aggregate(g, lin(x)));
@@ -231,8 +233,11 @@ struct ResidualGcnImpl : torch::nn::Module {
     for (auto& lin : layers_) x = x + propagate_nodes(a, apply_linear(lin, x)).relu_();
     return x;
   }
+  torch::Tensor head_hidden(const torch::Tensor& mean, const torch::Tensor& scaled_sum) {
+    return torch::relu(head1_(torch::cat({mean, scaled_sum}, 1)));
+  }
   torch::Tensor head(const torch::Tensor& mean, const torch::Tensor& scaled_sum) {
-    return head2_(torch::relu(head1_(torch::cat({mean, scaled_sum}, 1)))).squeeze(1);
+    return head2_(head_hidden(mean, scaled_sum)).squeeze(1);
   }
   std::vector<torch::nn::Linear> layers_;
   torch::nn::Linear head1_{nullptr}, head2_{nullptr};
@@ -393,7 +398,9 @@ TORCH_MODULE(CrossConfigAttention);
 
 class TGraph : public Network {
  public:
-  TGraph(const ModelOptions& o, const ModelDims& d, const Normalizer& norm) : o_(o) {
+  // with_head = false: no scoring head; embed gives the pooled features (tgraph-ast reads them).
+  TGraph(const ModelOptions& o, const ModelDims& d, const Normalizer& norm, bool with_head = true)
+      : o_(o) {
     enc_ = register_module("encoder",
                            InputEncoder(d, norm, o.hidden, o.opcode_dim, true, o.config_embed_dim));
     norm_ = register_module("norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.hidden})));
@@ -402,22 +409,31 @@ class TGraph : public Network {
       att_ = register_module("cross_attention", CrossConfigAttention(o.hidden));
     for (int l = 0; l < o.layers; ++l)
       blocks_.push_back(register_module("sage" + std::to_string(l), SageBlock(o.hidden)));
-    head_ = register_module("head", torch::nn::Linear(o.config_pool ? 2 * o.hidden : o.hidden, 1));
+    if (with_head) head_ = register_module("head", torch::nn::Linear(embed_width(), 1));
   }
-  torch::Tensor reference_forward(const GraphInput& g, const torch::Tensor& configs) override {
+  int64_t embed_width() const { return o_.config_pool ? 2 * o_.hidden : o_.hidden; }
+  // The pooled features of each configuration (K, embed_width()): the reference formulation
+  // and the node-major one.
+  torch::Tensor reference_embed(const GraphInput& g, const torch::Tensor& configs) {
     auto x = se_(norm_(enc_->forward(g, configs)));
     if (att_) x = att_(x);
     x = torch::gelu(x);
     for (auto& b : blocks_) x = b->forward(g, x);
-    return head_(readout(g, x, 1)).squeeze(1);
+    return readout(g, x, 1);
   }
-  torch::Tensor forward(const GraphInput& g, const torch::Tensor& configs) override {
+  torch::Tensor embed(const GraphInput& g, const torch::Tensor& configs) {
     auto x = se_->forward_node_major(norm_(enc_->forward_node_major(g, configs)));
     if (att_) x = att_->forward_node_major(x);
     x = gelu_maybe_in_place(x);
     const auto a = mean_matrix(g);
     for (auto& b : blocks_) x = b->forward_node_major(a, x);
-    return head_(readout(g, x, 0)).squeeze(1);
+    return readout(g, x, 0);
+  }
+  torch::Tensor reference_forward(const GraphInput& g, const torch::Tensor& configs) override {
+    return head_(reference_embed(g, configs)).squeeze(1);
+  }
+  torch::Tensor forward(const GraphInput& g, const torch::Tensor& configs) override {
+    return head_(embed(g, configs)).squeeze(1);
   }
   int prune_hops() const override { return o_.prune_hops; }
   double flops_per_config(const GraphInput& g) const override {
@@ -452,15 +468,33 @@ class TGraph : public Network {
 // graph), mean and scaled-sum readout per tree, an MLP regressing the standardised log runtime.
 class AstGcn : public Network {
  public:
-  explicit AstGcn(const ModelOptions& o, const ModelDims& d) : o_(o) {
+  // scalar_head = false: embed gives the head's hidden layer (tgraph-ast reads it).
+  explicit AstGcn(const ModelOptions& o, int64_t node_feat_width, bool scalar_head = true) : o_(o) {
     kind_ = register_module("kind", torch::nn::Embedding(kAstNumKinds, o.opcode_dim));
-    input_ =
-        register_module("input", torch::nn::Linear(d.node_feat_width + o.opcode_dim, o.hidden));
-    gcn_ = register_module("gcn", ResidualGcn(o.hidden, o.layers));
+    input_ = register_module("input", torch::nn::Linear(node_feat_width + o.opcode_dim, o.hidden));
+    gcn_ = register_module("gcn", ResidualGcn(o.hidden, o.layers, scalar_head));
     if (o.tree_attention) att_ = register_module("tree_attention", CrossConfigAttention(o.hidden));
   }
   torch::Tensor forward(const GraphInput& g, const torch::Tensor& configs) override {
-    const int64_t k = configs.size(0);
+    const auto [mean, scaled_sum] = pooled(g, configs.size(0));
+    return gcn_->head(mean, scaled_sum);
+  }
+  // The head's hidden layer for each of the k trees (k, hidden).
+  torch::Tensor embed(const GraphInput& g, int64_t k) {
+    const auto [mean, scaled_sum] = pooled(g, k);
+    return gcn_->head_hidden(mean, scaled_sum);
+  }
+  double flops_per_config(const GraphInput& g) const override {
+    const double trees = std::max<double>(
+        1, static_cast<double>(g.tree_id.numel() > 0 ? g.tree_id.max().item<int64_t>() + 1 : 1));
+    const double n = static_cast<double>(g.num_nodes) / trees, h = o_.hidden;
+    return n * h * h * o_.layers + n * h * h + (att_ ? 1.5 * h * h : 0);
+  }
+
+ private:
+  // Per tree: the mean of its nodes' features (read beside the other trees' with tree
+  // attention) and their sum scaled by 1/sqrt(count).
+  std::pair<torch::Tensor, torch::Tensor> pooled(const GraphInput& g, int64_t k) {
     auto x = torch::relu(input_(torch::cat({g.node_feat, kind_(g.opcode)}, 1))).unsqueeze(0);
     const auto h = gcn_->propagate(g, x).squeeze(0);
     // Readout per tree.
@@ -471,21 +505,59 @@ class AstGcn : public Network {
     const auto sum = torch::zeros({k, h.size(1)}).index_add(0, g.tree_id, h);
     auto mean = sum / count;
     if (att_) mean = att_->forward(mean.unsqueeze(1)).squeeze(1);  // (K, 1, H): across the K
-    return gcn_->head(mean, sum / count.sqrt());
-  }
-  double flops_per_config(const GraphInput& g) const override {
-    const double trees = std::max<double>(
-        1, static_cast<double>(g.tree_id.numel() > 0 ? g.tree_id.max().item<int64_t>() + 1 : 1));
-    const double n = static_cast<double>(g.num_nodes) / trees, h = o_.hidden;
-    return n * h * h * o_.layers + n * h * h + (att_ ? 1.5 * h * h : 0);
+    return {mean, sum / count.sqrt()};
   }
 
- private:
   ModelOptions o_;
   torch::nn::Embedding kind_{nullptr};
   torch::nn::Linear input_{nullptr};
   ResidualGcn gcn_{nullptr};
   CrossConfigAttention att_{nullptr};
+};
+
+// TGraph and the syntax-tree GCN read together (the layout and AST views in one network): the
+// layout graph's pooled TGraph features and the syntax tree's hidden head features of each
+// configuration, concatenated, scored by an MLP; both encoders are trained through it. The
+// tree part has ast-gcn's defaults (width 64, 3 layers, attention across the trees).
+class TGraphAst : public Network {
+ public:
+  static constexpr int kTreeHidden = 64, kTreeLayers = 3, kHeadHidden = 64;
+  TGraphAst(const ModelOptions& o, const ModelDims& d, const Normalizer& norm) : o_(o) {
+    graph_ = register_module("tgraph", std::make_shared<TGraph>(o, d, norm, false));
+    ModelOptions t = o;
+    t.hidden = kTreeHidden;
+    t.layers = kTreeLayers;
+    t.tree_attention = true;
+    trees_ = register_module("ast", std::make_shared<AstGcn>(t, d.tree_feat_width, false));
+    head1_ = register_module("head1",
+                             torch::nn::Linear(graph_->embed_width() + kTreeHidden, kHeadHidden));
+    head2_ = register_module("head2", torch::nn::Linear(kHeadHidden, 1));
+  }
+  torch::Tensor forward(const GraphInput& g, const torch::Tensor& configs) override {
+    return head(graph_->embed(g, configs), trees(g, configs));
+  }
+  torch::Tensor reference_forward(const GraphInput& g, const torch::Tensor& configs) override {
+    return head(graph_->reference_embed(g, configs), trees(g, configs));
+  }
+  int prune_hops() const override { return graph_->prune_hops(); }
+  double flops_per_config(const GraphInput& g) const override {
+    return graph_->flops_per_config(g) + (g.trees ? trees_->flops_per_config(*g.trees) : 0.0) +
+           static_cast<double>((graph_->embed_width() + kTreeHidden) * kHeadHidden);
+  }
+
+ private:
+  torch::Tensor trees(const GraphInput& g, const torch::Tensor& configs) {
+    if (!g.trees) throw InputError("tgraph-ast reads each configuration's syntax tree: none given");
+    return trees_->embed(*g.trees, configs.size(0));
+  }
+  torch::Tensor head(const torch::Tensor& graph, const torch::Tensor& trees) {
+    return head2_(torch::gelu(head1_(torch::cat({graph, trees}, 1)))).squeeze(1);
+  }
+
+  ModelOptions o_;
+  std::shared_ptr<TGraph> graph_;
+  std::shared_ptr<AstGcn> trees_;
+  torch::nn::Linear head1_{nullptr}, head2_{nullptr};
 };
 
 }  // namespace
@@ -553,7 +625,7 @@ ModelOptions ModelOptions::resolved() const {
   } else if (o.name == "ast-gcn") {
     if (o.hidden == 0) o.hidden = 64;
     if (o.layers == 0) o.layers = 3;
-  } else if (o.name == "tgraph") {
+  } else if (o.name == "tgraph" || o.name == "tgraph-ast") {
     if (o.hidden == 0) o.hidden = 128;
     if (o.prune_hops == -2) o.prune_hops = 1;
   }
@@ -579,6 +651,11 @@ torch::Tensor Network::reference_forward(const GraphInput& graph, const torch::T
 
 std::vector<std::string> model_names() { return {"gcn-baseline", "sage", "tgraph"}; }
 
+ModelDims dims_of(const Normalizer& norm) {
+  return {norm.collection, norm.node_feat_width, norm.config_feat_width,
+          norm.trees ? norm.trees->node_feat_width : 0};
+}
+
 std::shared_ptr<Network> make_model(const ModelOptions& options, const ModelDims& dims,
                                     const Normalizer& norm) {
   const ModelOptions o = options.resolved();
@@ -588,12 +665,21 @@ std::shared_ptr<Network> make_model(const ModelOptions& options, const ModelDims
   if (o.name == "ast-gcn") {
     if (dims.collection != Collection::kAst)
       throw UsageError("ast-gcn trains on syntax-tree (ast) datasets");
-    return std::make_shared<AstGcn>(o, dims);
+    return std::make_shared<AstGcn>(o, dims.node_feat_width);
+  }
+  if (o.name == "tgraph-ast") {
+    if (dims.collection != Collection::kLayout || dims.tree_feat_width <= 0) {
+      throw UsageError(
+          "tgraph-ast reads layout graphs and their syntax trees side by side (a data root with "
+          "layout/ and ast/)");
+    }
+    return std::make_shared<TGraphAst>(o, dims, norm);
   }
   if (dims.collection == Collection::kAst)
     throw UsageError(fmt::format("{} does not read syntax trees; use ast-gcn", o.name));
   throw UsageError(fmt::format(
-      "unknown model '{}': expected gcn-baseline, sage, tgraph, ast-gcn or xgb", o.name));
+      "unknown model '{}': expected gcn-baseline, sage, tgraph, tgraph-ast, ast-gcn or xgb",
+      o.name));
 }
 
 }  // namespace tcost::model

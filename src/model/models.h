@@ -11,6 +11,9 @@
 //   ast-gcn      - syntax-tree GCN: one loop-nest tree per configuration (ast datasets),
 //                  residual GCN, per-tree readout (optionally with attention across the
 //                  configurations), MLP regressing standardised log runtime.
+//   tgraph-ast   - both views in one network: TGraph's pooled features of the layout graph and
+//                  ast-gcn's hidden head features of each configuration's syntax tree,
+//                  concatenated, scored by an MLP (GraphInput::trees carries the trees).
 // Work that does not depend on the configuration (node encoders) runs once per forward call,
 // shared by all K configurations.
 #pragma once
@@ -27,7 +30,7 @@ namespace tcost::model {
 
 // Architecture options; stored in checkpoints as JSON. 0 / -2 mean "the model's default".
 struct ModelOptions {
-  std::string name = "tgraph";  // gcn-baseline | sage | tgraph | ast-gcn
+  std::string name = "tgraph";  // gcn-baseline | sage | tgraph | tgraph-ast | ast-gcn
   int hidden = 0;               // width (defaults: gcn 32, sage 64, tgraph 128)
   int layers = 0;               // message-passing layers (default 2)
   int opcode_dim = 32;          // opcode embedding width
@@ -74,7 +77,11 @@ struct ModelDims {
   Collection collection = Collection::kLayout;
   int64_t node_feat_width = 140;
   int64_t config_feat_width = 18;
+  int64_t tree_feat_width = 0;  // tgraph-ast: node features of the syntax trees beside the graph
 };
+
+// The input widths a normaliser was fitted on.
+ModelDims dims_of(const Normalizer& norm);
 
 // UsageError for an unknown name.
 std::shared_ptr<Network> make_model(const ModelOptions& options, const ModelDims& dims,

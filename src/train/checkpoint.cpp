@@ -129,9 +129,7 @@ Checkpoint load_checkpoint(const std::string& path) {
     });
     return ck;
   }
-  model::ModelDims dims{ck.normalizer.collection, ck.normalizer.node_feat_width,
-                        ck.normalizer.config_feat_width};
-  ck.model = model::make_model(ck.meta.model, dims, ck.normalizer);
+  ck.model = model::make_model(ck.meta.model, model::dims_of(ck.normalizer), ck.normalizer);
   torch_guard(path, "checkpoint weights do not fit the model", [&] {
     torch::serialize::InputArchive a;
     archive.read("model", a);

@@ -44,12 +44,39 @@ class NeuralCostModel final : public CostModel {
   std::string name() const override { return ck_.meta.model.name; }
   Collection collection() const override { return ck_.normalizer.collection; }
 
+  std::vector<Collection> collections() const override {
+    if (ck_.normalizer.trees) return {Collection::kLayout, Collection::kAst};
+    return {collection()};
+  }
+
   std::vector<double> score(const Graph& g) override {
     if (collection() == Collection::kAst)
       throw InputError(fmt::format("{}: ast-gcn scores syntax trees, not graphs", g.name));
+    if (ck_.normalizer.trees) {
+      throw InputError(fmt::format(
+          "{}: {} reads each configuration's syntax tree beside the graph, and none was given",
+          g.name, name()));
+    }
     check_fits(g, ck_.normalizer, name());
     const auto prepared = model::prepare_graph(g, ck_.normalizer, ck_.model->prune_hops());
     return predict_prepared(*ck_.model, prepared, kChunk, ck_.meta.model.hidden);
+  }
+
+  std::vector<double> score(const Views& v) override {
+    if (!ck_.normalizer.trees) return CostModel::score(v);
+    if (v.graph == nullptr || v.ast == nullptr) {
+      throw InputError(fmt::format("{} reads layout graphs and their syntax trees; {} not given",
+                                   name(),
+                                   v.graph == nullptr ? "the graph was" : "the trees were"));
+    }
+    check_fits(*v.graph, ck_.normalizer, name());
+    if (v.ast->num_configs != v.graph->num_configs) {
+      throw InputError(
+          fmt::format("{}: the syntax trees are not the graph's configurations", v.graph->name));
+    }
+    const auto prepared = model::prepare_graph(*v.graph, ck_.normalizer, ck_.model->prune_hops());
+    return predict_prepared(*ck_.model, prepared, kChunk, ck_.meta.model.hidden, v.ast,
+                            &ck_.normalizer);
   }
 
   std::vector<double> score(const AstSet& s) override {
@@ -60,8 +87,10 @@ class NeuralCostModel final : public CostModel {
   }
 
   void refit(const std::vector<Graph>& measured, const RefitOptions& o) override {
-    if (collection() == Collection::kAst)
-      throw InputError("ast-gcn refits on syntax trees, which tuning does not build");
+    if (collection() == Collection::kAst || ck_.normalizer.trees) {
+      throw InputError(
+          fmt::format("{} refits on syntax trees, which tuning does not build", name()));
+    }
     std::vector<model::PreparedGraph> items;
     for (const Graph& g : measured) {
       if (g.num_configs < 2) continue;
@@ -134,6 +163,7 @@ class XgbCostModel final : public CostModel {
 const std::vector<std::string>& model_names() {
   static const std::vector<std::string> kNames = [] {
     std::vector<std::string> n = model::model_names();
+    n.push_back("tgraph-ast");
     n.push_back("ast-gcn");
     n.push_back("xgb");
     return n;

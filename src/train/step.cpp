@@ -1,6 +1,8 @@
 // Losses, one optimiser step, and chunked prediction (step.h, losses.h).
 #include "train/step.h"
 
+#include <numeric>
+
 #include <fmt/format.h>
 
 #include "core/error.h"
@@ -61,8 +63,11 @@ torch::Tensor mse_loss(const torch::Tensor& cost, const torch::Tensor& target, d
 }
 
 std::string resolve_loss(const std::string& loss, const std::string& model) {
-  if (loss == "auto")
-    return model == "tgraph" ? "hinge" : model == "ast-gcn" ? "hinge-gap" : "listmle";
+  if (loss == "auto") {
+    return model == "tgraph"                             ? "hinge"
+           : model == "ast-gcn" || model == "tgraph-ast" ? "hinge-gap"
+                                                         : "listmle";
+  }
   if (loss == "listmle" || loss == "hinge" || loss == "hinge-gap" || loss == "hinge-top" ||
       loss == "mse")
     return loss;
@@ -105,15 +110,23 @@ double optimizer_step(model::Network& m, torch::optim::Optimizer& opt,
 }
 
 std::vector<double> predict_prepared(model::Network& m, const model::PreparedGraph& g,
-                                     int64_t chunk, int64_t hidden) {
+                                     int64_t chunk, int64_t hidden, const AstSet* trees,
+                                     const model::Normalizer* norm) {
   m.eval();  // score runs under inference mode
   const int64_t c = g.num_configs();
   const int64_t step = configs_per_pass(chunk, g.input.num_nodes, hidden, kInferenceBudget);
   std::vector<double> out(static_cast<size_t>(c));
   for (int64_t s = 0; s < c; s += step) {
     const int64_t len = std::min(step, c - s);
-    const auto cost =
-        m.score(g.input, g.configs.narrow(0, s, len)).to(torch::kFloat64).contiguous();
+    torch::Tensor cost;
+    if (trees != nullptr) {
+      std::vector<int64_t> idx(static_cast<size_t>(len));
+      std::iota(idx.begin(), idx.end(), s);
+      const auto b = model::select_views(g, *trees, idx, *norm);
+      cost = m.score(b.input, b.configs).to(torch::kFloat64).contiguous();
+    } else {
+      cost = m.score(g.input, g.configs.narrow(0, s, len)).to(torch::kFloat64).contiguous();
+    }
     std::copy_n(cost.data_ptr<double>(), len, out.begin() + s);
   }
   return out;

@@ -35,9 +35,11 @@ double optimizer_step(model::Network& m, torch::optim::Optimizer& opt,
                       const model::PreparedGraph& batch, const model::Normalizer& norm,
                       const StepOptions& o);
 
-// Costs of all configurations of a prepared graph, in chunks, without gradients.
+// Costs of all configurations of a prepared graph, in chunks, without gradients. A model that
+// reads both views (tgraph-ast) takes the same configurations' syntax trees and its normaliser.
 std::vector<double> predict_prepared(model::Network& m, const model::PreparedGraph& g,
-                                     int64_t chunk, int64_t hidden);
+                                     int64_t chunk, int64_t hidden, const AstSet* trees = nullptr,
+                                     const model::Normalizer* norm = nullptr);
 // Costs of all configurations of a syntax-tree set, batch by batch.
 std::vector<double> predict_ast(model::Network& m, const AstSet& set, const model::Normalizer& norm,
                                 int64_t chunk);

@@ -53,7 +53,31 @@ struct TrainItem {
   model::PreparedGraph prepared;  // whole graph otherwise
   bool segmented = false;
   std::shared_ptr<AstSet> ast;  // syntax trees: batches are built per step
+  bool fused = false;           // both views (tgraph-ast): `prepared` and the same configs' `ast`
 };
+
+// The syntax trees of layout file `file` under a data root holding both views:
+// ROOT/layout/SPLIT/NAME.npz beside ROOT/ast/SPLIT/NAME.npz. InputError when the twin is
+// missing or its configurations are not the graph's (their counts or runtimes differ).
+std::string twin_path(const std::string& file) {
+  namespace fs = std::filesystem;
+  const fs::path f(file);
+  const fs::path twin = f.parent_path().parent_path().parent_path() / "ast" /
+                        f.parent_path().filename() / f.filename();
+  if (!fs::is_regular_file(twin))
+    throw InputError(fmt::format("{}: no syntax trees beside it at {}", file, twin.string()));
+  return twin.string();
+}
+
+AstSet twin_trees(const std::string& file, const Graph& g) {
+  const std::string twin = twin_path(file);
+  AstSet s = load_ast(twin);
+  if (s.runtime_ns != g.runtime_ns) {
+    throw InputError(
+        fmt::format("{} and {}: not the same configurations (their runtimes differ)", file, twin));
+  }
+  return s;
+}
 
 GraphScore score_ast(const AstSet& set, const std::vector<double>& cost) {
   GraphScore s;
@@ -72,6 +96,13 @@ GraphScore score_ast(const AstSet& set, const std::vector<double>& cost) {
 
 model::PreparedGraph sample_step(const TrainItem& item, const model::Normalizer& norm,
                                  int prune_hops, int64_t k, int64_t segment, std::mt19937_64& rng) {
+  if (item.fused) {
+    std::vector<int64_t> idx(static_cast<size_t>(item.prepared.num_configs()));
+    std::iota(idx.begin(), idx.end(), 0);
+    std::shuffle(idx.begin(), idx.end(), rng);
+    idx.resize(static_cast<size_t>(std::min<int64_t>(k, item.prepared.num_configs())));
+    return model::select_views(item.prepared, *item.ast, idx, norm);
+  }
   if (item.ast) {
     std::vector<int64_t> idx(static_cast<size_t>(item.ast->num_configs));
     std::iota(idx.begin(), idx.end(), 0);
@@ -104,9 +135,10 @@ model::PreparedGraph sample_step(const TrainItem& item, const model::Normalizer&
 // The validation metric over this rank's share of the validation graphs (every graph when
 // `pg` is null): graph j belongs to rank j % W. The NaN-skipping sum and count are reduced so
 // that every rank sees the same mean.
+// valid_trees: for a model reading both views, the syntax trees of each of `valid` (else empty).
 double validate(model::Network& m, const std::vector<model::PreparedGraph>& valid,
-                const std::vector<AstSet>& valid_ast, const model::Normalizer& norm, int64_t chunk,
-                int64_t hidden, ProcessGroup* pg) {
+                const std::vector<AstSet>& valid_ast, const std::vector<AstSet>& valid_trees,
+                const model::Normalizer& norm, int64_t chunk, int64_t hidden, ProcessGroup* pg) {
   const size_t world = pg ? static_cast<size_t>(pg->world()) : 1;
   const size_t rank = pg ? static_cast<size_t>(pg->rank()) : 0;
   std::vector<double> taus;
@@ -115,9 +147,12 @@ double validate(model::Network& m, const std::vector<model::PreparedGraph>& vali
     if (j++ % world == rank)
       taus.push_back(score_ast(s, predict_ast(m, s, norm, chunk)).kendall_tau);
   }
-  for (const auto& g : valid) {
+  for (size_t v = 0; v < valid.size(); ++v) {
+    const auto& g = valid[v];
     if (j++ % world != rank) continue;
-    const auto cost = predict_prepared(m, g, chunk, hidden);
+    const auto cost = valid_trees.empty()
+                          ? predict_prepared(m, g, chunk, hidden)
+                          : predict_prepared(m, g, chunk, hidden, &valid_trees[v], &norm);
     std::vector<double> truth(static_cast<size_t>(g.num_configs()));
     std::copy_n(g.targets.data_ptr<double>(), truth.size(), truth.begin());
     taus.push_back(g.collection == Collection::kLayout ? kendall_tau_b(cost, truth)
@@ -140,6 +175,7 @@ struct TrainingData {
   std::vector<TrainItem> items;
   std::vector<model::PreparedGraph> valid;
   std::vector<AstSet> valid_ast;
+  std::vector<AstSet> valid_trees;  // both views: the syntax trees of each of `valid`
 };
 
 // Prepares every training graph once (the config-independent tensors are shared by all
@@ -153,6 +189,12 @@ TrainingData load_training_data(const Dataset& ds, const TrainOptions& o, bool a
     TrainItem item;
     if (ast_data) {
       item.ast = std::make_shared<AstSet>(load_ast(f));
+    } else if (norm.trees) {
+      // Both views: configurations kept as they are (not merged), so that they stay the trees'.
+      const Graph g = load_graph(f);
+      item.ast = std::make_shared<AstSet>(twin_trees(f, g));
+      item.fused = true;
+      item.prepared = model::prepare_graph(g, norm, prune);
     } else {
       Graph g = load_graph(f);
       merge_duplicate_configs(g);  // duplicates carry no ranking signal
@@ -179,6 +221,20 @@ TrainingData load_training_data(const Dataset& ds, const TrainOptions& o, bool a
       continue;
     }
     Graph g = load_graph(f);
+    if (norm.trees) {
+      // Both views: the first max_valid_configs configurations of each (as for syntax trees).
+      AstSet s = twin_trees(f, g);
+      model::PreparedGraph p = model::prepare_graph(g, norm, prune);
+      if (o.max_valid_configs > 0 && s.num_configs > o.max_valid_configs) {
+        std::vector<int64_t> idx;
+        for (int64_t c = 0; c < o.max_valid_configs; ++c) idx.push_back(c);
+        s = select_ast_configs(s, idx);
+        p = model::select_configs(p, torch::tensor(idx, torch::kInt64));
+      }
+      d.valid.push_back(std::move(p));
+      d.valid_trees.push_back(std::move(s));
+      continue;
+    }
     if (o.max_valid_configs > 0) g = subsample_configs(g, o.max_valid_configs, 99);
     d.valid.push_back(model::prepare_graph(g, norm, prune));
   }
@@ -251,10 +307,13 @@ Checkpoint start_or_resume(const TrainOptions& o, const std::vector<std::string>
   ck.meta.model = mo;
   ck.normalizer =
       ast_data ? model::fit_ast_normalizer(train_files) : model::Normalizer::fit(train_files);
-  ck.model = model::make_model(
-      mo,
-      {ck.normalizer.collection, ck.normalizer.node_feat_width, ck.normalizer.config_feat_width},
-      ck.normalizer);
+  if (mo.name == "tgraph-ast") {
+    std::vector<std::string> tree_files;
+    for (const auto& f : train_files) tree_files.push_back(twin_path(f));
+    ck.normalizer.trees =
+        std::make_shared<const model::Normalizer>(model::fit_ast_normalizer(tree_files));
+  }
+  ck.model = model::make_model(mo, model::dims_of(ck.normalizer), ck.normalizer);
   if (!o.init.empty()) start_from(o.init, ck, o.quiet);
   return ck;
 }
@@ -319,9 +378,9 @@ EpochLoss run_epoch(int epoch, const TrainOptions& o, const TrainingData& d, mod
       const auto& item = d.items[i];
       std::mt19937_64 graph_rng(item_seed(o.seed, epoch, i));
       torch::manual_seed(item_seed(o.seed, epoch, i));
-      const int64_t nodes = item.ast         ? 1
-                            : item.segmented ? std::min(segment, item.raw.num_nodes)
-                                             : item.prepared.input.num_nodes;
+      const int64_t nodes = item.ast && !item.fused ? 1
+                            : item.segmented        ? std::min(segment, item.raw.num_nodes)
+                                                    : item.prepared.input.num_nodes;
       const int64_t k = std::max<int64_t>(
           2, configs_per_pass(o.configs_per_step, nodes, hidden * 4, kTrainingBudget));
       const auto batch = sample_step(item, norm, prune, k, segment, graph_rng);
@@ -400,7 +459,13 @@ void train_model(const TrainOptions& o) {
   }
   set_threads(o.threads);
   torch::manual_seed(o.seed);
-  const Dataset ds(o.data);
+  // A model reading both views trains on ROOT/layout, each graph with its twin in ROOT/ast.
+  const bool fused = o.model == "tgraph-ast";
+  if (fused && !std::filesystem::is_directory(std::filesystem::path(o.data) / "ast")) {
+    throw UsageError(fmt::format(
+        "tgraph-ast reads layout graphs and syntax trees side by side: {} has no ast/", o.data));
+  }
+  const Dataset ds(fused ? (std::filesystem::path(o.data) / "layout").string() : o.data);
   const auto& train_files = ds.files(Split::kTrain);
   if (train_files.empty())
     throw InputError(fmt::format("{}: no training graphs under train/", o.data));
@@ -483,9 +548,9 @@ void train_model(const TrainOptions& o) {
     const EpochLoss el = run_epoch(epoch, o, data, *m, opt, norm, step_options, lr, mo.hidden, meta,
                                    leader ? &progress : nullptr, pg);
     const double train_loss = el.sum / std::max(1.0, el.graphs);
-    const double valid_tau =
-        has_valid ? validate(*m, data.valid, data.valid_ast, norm, o.eval_chunk, mo.hidden, pg)
-                  : -train_loss;
+    const double valid_tau = has_valid ? validate(*m, data.valid, data.valid_ast, data.valid_trees,
+                                                  norm, o.eval_chunk, mo.hidden, pg)
+                                       : -train_loss;
     // Checkpointing (rank 0): the best model at OUT, the resumable state at OUT.resume.
     meta.epoch = epoch + 1;
     meta.valid_tau = valid_tau;

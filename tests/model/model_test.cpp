@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <numeric>
 
 #include "core/error.h"
 #include "core/metrics.h"
@@ -337,8 +338,8 @@ TEST_F(Training, InitStartsFromAnotherCheckpointsWeights) {
 // refits on new measurements (its ranking of them improves) and saves what it learned.
 TEST_F(Training, InMemoryCostModelScoresRefitsAndSaves) {
   TempDir out;
-  EXPECT_EQ(train::model_names(),
-            (std::vector<std::string>{"gcn-baseline", "sage", "tgraph", "ast-gcn", "xgb"}));
+  EXPECT_EQ(train::model_names(), (std::vector<std::string>{"gcn-baseline", "sage", "tgraph",
+                                                            "tgraph-ast", "ast-gcn", "xgb"}));
   SynthOptions so;
   so.configs = 60;
   so.min_nodes = 20;
@@ -415,6 +416,108 @@ TEST(AstTraining, AstGcnLearnsSyntaxTreesAndRefusesGraphs) {
   EXPECT_FALSE(train::load_checkpoint(dir / "ast.pt").meta.model.tree_attention);
   t.model = "tgraph";  // graph models do not read syntax trees
   EXPECT_THROW(train::train_model(t), UsageError);
+}
+
+// A data root with both views of the same configurations: ROOT/layout/SPLIT/gI.npz (synthetic
+// layout graphs) and ROOT/ast/SPLIT/gI.npz (synthetic syntax trees), the runtimes of both
+// taken from one view's cost model, so that only that view tells the configurations apart.
+void write_two_views(const std::string& root, bool runtimes_from_trees) {
+  SynthOptions o;
+  o.configs = 40;
+  o.min_nodes = 10;
+  o.max_nodes = 20;
+  const char* splits[] = {"train", "valid", "test"};
+  const int counts[] = {10, 3, 3};
+  int index = 0;
+  for (int k = 0; k < 3; ++k) {
+    fs::create_directories(fs::path(root) / "layout" / splits[k]);
+    fs::create_directories(fs::path(root) / "ast" / splits[k]);
+    for (int i = 0; i < counts[k]; ++i, ++index) {
+      o.collection = Collection::kLayout;
+      Graph g = make_synth_graph(o, index);
+      AstSet a = make_synth_ast(o, index);
+      ASSERT_EQ(a.num_configs, g.num_configs);
+      if (runtimes_from_trees)
+        g.runtime_ns = a.runtime_ns;
+      else
+        a.runtime_ns = g.runtime_ns;
+      const std::string name = "g" + std::to_string(index) + ".npz";
+      save_graph((fs::path(root) / "layout" / splits[k] / name).string(), g);
+      save_ast((fs::path(root) / "ast" / splits[k] / name).string(), a);
+    }
+  }
+}
+
+// tgraph-ast reads both views in one network: it learns whichever view tells the
+// configurations apart, round-trips through its checkpoint, scores through the in-memory
+// interface from both views only, and refuses data without syntax trees beside the graphs.
+TEST(TwoViewTraining, TGraphAstLearnsFromEitherView) {
+  TempDir dir;
+  for (const bool from_trees : {false, true}) {
+    const std::string root = dir / (from_trees ? "trees" : "graphs");
+    write_two_views(root, from_trees);
+    train::TrainOptions t;
+    t.data = root;
+    t.model = "tgraph-ast";
+    t.out = root + "/model.pt";
+    t.epochs = 6;
+    t.threads = 1;
+    t.quiet = true;
+    train::train_model(t);
+    train::EvalOptions e;
+    e.model = t.out;
+    e.data = root;
+    e.threads = 1;
+    const ScoreReport r = train::evaluate_model(e);
+    EXPECT_EQ(r.per_graph.size(), 3u);
+    EXPECT_GT(r.mean_kendall_tau, 0.3) << (from_trees ? "runtimes from the trees" : "graphs");
+
+    const auto ck = train::load_checkpoint(t.out);
+    ASSERT_TRUE(ck.normalizer.trees);
+    EXPECT_EQ(ck.normalizer.trees->collection, Collection::kAst);
+    EXPECT_EQ(ck.meta.loss, "hinge-gap");
+    auto m = train::load_cost_model(t.out, 1);
+    EXPECT_EQ(m->collections(), (std::vector<Collection>{Collection::kLayout, Collection::kAst}));
+    const Graph g = load_graph(root + "/layout/test/g13.npz");
+    const AstSet a = load_ast(root + "/ast/test/g13.npz");
+    const auto cost = m->score(train::Views{&g, &a});
+    ASSERT_EQ(cost.size(), static_cast<size_t>(g.num_configs));
+    EXPECT_EQ(cost, train::load_cost_model(t.out, 1)->score(train::Views{&g, &a}));
+    // The same scores as the network's reference formulation (batch-major TGraph).
+    {
+      torch::NoGradGuard no_grad;
+      const auto p = model::prepare_graph(g, ck.normalizer, ck.model->prune_hops());
+      std::vector<int64_t> idx(static_cast<size_t>(g.num_configs));
+      std::iota(idx.begin(), idx.end(), 0);
+      const auto b = model::select_views(p, a, idx, ck.normalizer);
+      ck.model->eval();
+      const auto ref = ck.model->reference_forward(b.input, b.configs);
+      const auto fwd = ck.model->forward(b.input, b.configs);
+      EXPECT_TRUE(torch::allclose(ref, fwd, 1e-4, 1e-4));
+      for (size_t i = 0; i < cost.size(); ++i) EXPECT_NEAR(cost[i], ref[i].item<double>(), 1e-3);
+    }
+    EXPECT_THROW(m->score(g), InputError);                          // the graph alone
+    EXPECT_THROW(m->score(train::Views{&g, nullptr}), InputError);  // no trees
+    AstSet fewer = select_ast_configs(a, {0, 1, 2});
+    EXPECT_THROW(m->score(train::Views{&g, &fewer}), InputError);
+    EXPECT_THROW(m->refit({g}, {}), InputError);
+  }
+  // A root without ast/, and a layout root, are usage errors; a twin whose configurations
+  // differ is an input error naming both files.
+  train::TrainOptions t;
+  t.model = "tgraph-ast";
+  t.out = dir / "bad.pt";
+  t.epochs = 1;
+  t.threads = 1;
+  t.quiet = true;
+  t.data = dir / "graphs/layout";
+  EXPECT_THROW(train::train_model(t), UsageError);
+  const std::string root = dir / "graphs";
+  AstSet a = load_ast(root + "/ast/train/g0.npz");
+  a.runtime_ns[0] += 1;
+  save_ast(root + "/ast/train/g0.npz", a);
+  t.data = root;
+  EXPECT_THROW(train::train_model(t), InputError);
 }
 
 // A stand-in syntax-tree model: costs from the trees' node counts, so that an ensemble's view
