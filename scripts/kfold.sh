@@ -3,7 +3,7 @@
 # validation programs: all families are dealt into K folds (seeded by the first seed); for each
 # fold, a model is trained on the other folds' programs (3 of their families, seeded, serve for
 # early stopping) and scored on the fold's programs. Settings are NAME:VIEW:TRAIN-OPTIONS
-# (VIEW: layout graphs or ast syntax trees); ensembles are NAME=MEMBER+MEMBER... of settings
+# (VIEW: layout graphs, ast syntax trees, or both side by side for tgraph-ast); ensembles are NAME=MEMBER+MEMBER... of settings
 # (`tcost ensemble`: standardised costs averaged; a member MEMBER*W has weight W, default 1),
 # scored from both views. Every setting is
 # trained once per seed; prints, per setting, the mean test Kendall tau over folds (mean ± sd
@@ -38,6 +38,7 @@ SETTINGS=(
   "gcn-baseline:layout:--model gcn-baseline"
   "xgb:layout:--model xgb"
   "ast-gcn:ast:--model ast-gcn"
+  "tgraph-ast:both:--model tgraph-ast"
   "ast-gcn-pretrained:ast:--model ast-gcn --init out/pretrain/pre-ast-gcn.pt"
   "ast-gcn-mse:ast:--model ast-gcn --loss mse"
   "ast-gcn-hinge-gap:ast:--model ast-gcn --loss hinge-gap"
@@ -52,6 +53,8 @@ ENSEMBLES=(
   "tgraph-listmle+ast-gcn+xgb=tgraph-listmle+ast-gcn+xgb"
   "tgraph+ast-gcn-w3=tgraph+ast-gcn*3"
   "tgraph+ast-gcn-pretrained-w3=tgraph+ast-gcn-pretrained*3"
+  "tgraph-ast+xgb=tgraph-ast+xgb"
+  "tgraph-ast+ast-gcn=tgraph-ast+ast-gcn"
 )
 if [ -n "${KFOLD_ONLY:-}" ]; then
   keep() { [[ ",$KFOLD_ONLY," == *",$1,"* ]]; }
@@ -96,15 +99,17 @@ for i, test in enumerate(folds):
     print(f"fold {i}: test {', '.join(sorted(test))}; valid {', '.join(sorted(valid))}")
 PY
 run_seed() {
-  local seed=$1 f s e name rest view members parts m w
+  local seed=$1 f s e name rest view data members parts m w
   for ((f = 0; f < K; f++)); do
     for s in "${SETTINGS[@]}"; do
       name=${s%%:*}
       rest=${s#*:}
       view=${rest%%:*}
       [ -n "${KFOLD_REUSE:-}" ] && [ -s "$OUT/$name-$f-$seed.json" ] && continue
+      data="$OUT/fold$f/$view"
+      [ "$view" = both ] && data="$OUT/fold$f"
       # shellcheck disable=SC2086
-      build/tcost train --data "$OUT/fold$f/$view" ${rest#*:} --seed "$seed" \
+      build/tcost train --data "$data" ${rest#*:} --seed "$seed" \
         --out "$OUT/$name-$f-$seed.pt" --quiet --threads 1 >/dev/null
       build/tcost eval --model "$OUT/$name-$f-$seed.pt" --data "$OUT/fold$f" --split test \
         --json --threads 1 >"$OUT/$name-$f-$seed.json"

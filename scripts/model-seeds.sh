@@ -14,16 +14,18 @@ SEEDS=("$@")
 [ ${#SEEDS[@]} -gt 0 ] || SEEDS=(0 1 2)
 OUT=out/model-seeds
 mkdir -p "$OUT"
-for m in gcn-baseline sage tgraph xgb ast-gcn; do
+for m in gcn-baseline sage tgraph xgb ast-gcn tgraph-ast; do
   data=data/halide/layout
   [ "$m" = ast-gcn ] && data=data/halide/ast
+  [ "$m" = tgraph-ast ] && data=data/halide  # both views side by side
   for s in "${SEEDS[@]}"; do
     [ -n "${REUSE:-}" ] && [ -f "$OUT/$m-$s.pt" ] && continue
     build/tcost train --data "$data" --model "$m" --seed "$s" --out "$OUT/$m-$s.pt" --quiet \
       --threads 1 >/dev/null
   done
 done
-ENSEMBLES=(tgraph+xgb tgraph+ast-gcn "tgraph+ast-gcn*3" tgraph+ast-gcn+xgb ast-gcn+xgb "ast-gcn*3+xgb")
+ENSEMBLES=(tgraph+xgb tgraph+ast-gcn "tgraph+ast-gcn*3" tgraph+ast-gcn+xgb ast-gcn+xgb "ast-gcn*3+xgb"
+  tgraph-ast+xgb tgraph-ast+ast-gcn)
 for e in "${ENSEMBLES[@]}"; do
   for s in "${SEEDS[@]}"; do
     args=()
@@ -49,7 +51,7 @@ rows = {}
 files = sorted(glob.glob("data/halide/layout/test/*.npz"))
 names = [os.path.basename(f)[:-4] for f in files]
 views = {v: [tcost.load(f"data/halide/{v}/test/{n}.npz") for n in names] for v in ("layout", "ast")}
-for m in ["gcn-baseline", "sage", "tgraph", "xgb", "ast-gcn"] + ensembles:
+for m in ["gcn-baseline", "sage", "tgraph", "xgb", "ast-gcn", "tgraph-ast"] + ensembles:
     per_seed = []  # per seed: {family: ([tau], [s1], [s5])}
     for s in seeds:
         path = f"{out}/{m}-{s}." + ("ens" if "+" in m else "pt")

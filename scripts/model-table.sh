@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Trains every model with default options on the default synthetic datasets and prints a
 # Markdown table of mean test Kendall tau (the README's model table comes from this script).
+# Given a collection's two views (ROOT/layout ROOT/ast), tgraph-ast reads them together too.
 # usage: scripts/model-table.sh [LAYOUT_DATA] [AST_DATA]   (run scripts/build.sh first)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,3 +22,7 @@ echo "| model | data | mean test Kendall tau | mean test OPA | training time |"
 echo "|---|---|---|---|---|"
 for m in gcn-baseline sage tgraph xgb; do row "$m" "$LAYOUT"; done
 row ast-gcn "$AST"
+# Both views of one collection side by side (ROOT/layout, ROOT/ast, as tcost collect writes
+# them): the model that reads them together.
+root=$(dirname "$LAYOUT")
+if [ "$LAYOUT" = "$root/layout" ] && [ "$AST" = "$root/ast" ]; then row tgraph-ast "$root"; fi
