@@ -39,6 +39,7 @@ SETTINGS=(
   "xgb:layout:--model xgb"
   "ast-gcn:ast:--model ast-gcn"
   "tgraph-ast:both:--model tgraph-ast"
+  "tgraph-ast-hinge:both:--model tgraph-ast --loss hinge"
   "ast-gcn-pretrained:ast:--model ast-gcn --init out/pretrain/pre-ast-gcn.pt"
   "ast-gcn-mse:ast:--model ast-gcn --loss mse"
   "ast-gcn-hinge-gap:ast:--model ast-gcn --loss hinge-gap"
