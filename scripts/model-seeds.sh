@@ -7,7 +7,7 @@
 # ensembles (`tcost ensemble`, standardised costs averaged) of each seed's models, scored from
 # both views. An ensemble is MEMBER+MEMBER..., each member optionally MODEL*WEIGHT (default 1).
 # REUSE=1 keeps checkpoints already in out/model-seeds (scores only what is missing).
-# usage: scripts/model-seeds.sh [SEEDS...]   (after scripts/build.sh; about 10 minutes)
+# usage: scripts/model-seeds.sh [SEEDS...]   (after scripts/build.sh; about 12 minutes)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SEEDS=("$@")
