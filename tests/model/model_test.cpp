@@ -501,6 +501,18 @@ TEST(TwoViewTraining, TGraphAstLearnsFromEitherView) {
     AstSet fewer = select_ast_configs(a, {0, 1, 2});
     EXPECT_THROW(m->score(train::Views{&g, &fewer}), InputError);
     EXPECT_THROW(m->refit({g}, {}), InputError);
+    if (!from_trees) {
+      // Interrupted after two epochs and resumed, it ends where the straight run ended.
+      auto first = t;
+      first.out = root + "/resumed.pt";
+      first.stop_after = 2;
+      train::train_model(first);
+      auto rest = first;
+      rest.stop_after = 0;
+      rest.resume = true;
+      train::train_model(rest);
+      EXPECT_EQ(train::load_cost_model(rest.out, 1)->score(train::Views{&g, &a}), cost);
+    }
   }
   // A root without ast/, and a layout root, are usage errors; a twin whose configurations
   // differ is an input error naming both files.
