@@ -522,7 +522,7 @@ class AstGcn : public Network {
 class TGraphAst : public Network {
  public:
   static constexpr int kTreeHidden = 64, kTreeLayers = 3, kHeadHidden = 64;
-  TGraphAst(const ModelOptions& o, const ModelDims& d, const Normalizer& norm) : o_(o) {
+  TGraphAst(const ModelOptions& o, const ModelDims& d, const Normalizer& norm) {
     graph_ = register_module("tgraph", std::make_shared<TGraph>(o, d, norm, false));
     ModelOptions t = o;
     t.hidden = kTreeHidden;
@@ -554,7 +554,6 @@ class TGraphAst : public Network {
     return head2_(torch::gelu(head1_(torch::cat({graph, trees}, 1)))).squeeze(1);
   }
 
-  ModelOptions o_;
   std::shared_ptr<TGraph> graph_;
   std::shared_ptr<AstGcn> trees_;
   torch::nn::Linear head1_{nullptr}, head2_{nullptr};

@@ -69,11 +69,7 @@ class NeuralCostModel final : public CostModel {
                                    name(),
                                    v.graph == nullptr ? "the graph was" : "the trees were"));
     }
-    check_fits(*v.graph, ck_.normalizer, name());
-    if (v.ast->num_configs != v.graph->num_configs) {
-      throw InputError(
-          fmt::format("{}: the syntax trees are not the graph's configurations", v.graph->name));
-    }
+    check_fits(*v.graph, ck_.normalizer, name());  // select_views checks the trees fit the graph
     const auto prepared = model::prepare_graph(*v.graph, ck_.normalizer, ck_.model->prune_hops());
     return predict_prepared(*ck_.model, prepared, kChunk, ck_.meta.model.hidden, v.ast,
                             &ck_.normalizer);

@@ -56,9 +56,8 @@ struct TrainItem {
   bool fused = false;           // both views (tgraph-ast): `prepared` and the same configs' `ast`
 };
 
-// The syntax trees of layout file `file` under a data root holding both views:
-// ROOT/layout/SPLIT/NAME.npz beside ROOT/ast/SPLIT/NAME.npz. InputError when the twin is
-// missing or its configurations are not the graph's (their counts or runtimes differ).
+// Under a data root holding both views, the syntax-tree file beside graph file `file`:
+// ROOT/ast/SPLIT/NAME.npz for ROOT/layout/SPLIT/NAME.npz. InputError when there is none.
 std::string twin_path(const std::string& file) {
   namespace fs = std::filesystem;
   const fs::path f(file);
@@ -69,6 +68,8 @@ std::string twin_path(const std::string& file) {
   return twin.string();
 }
 
+// The syntax trees beside graph file `file` (twin_path), holding graph g's configurations.
+// InputError when they are missing or not g's configurations (their runtimes differ).
 AstSet twin_trees(const std::string& file, const Graph& g) {
   const std::string twin = twin_path(file);
   AstSet s = load_ast(twin);
@@ -77,6 +78,21 @@ AstSet twin_trees(const std::string& file, const Graph& g) {
         fmt::format("{} and {}: not the same configurations (their runtimes differ)", file, twin));
   }
   return s;
+}
+
+// Configurations 0 .. n-1.
+std::vector<int64_t> first_configs(int64_t n) {
+  std::vector<int64_t> idx(static_cast<size_t>(n));
+  std::iota(idx.begin(), idx.end(), 0);
+  return idx;
+}
+
+// k of configurations 0 .. c-1 at random (all of them when k >= c), in a random order.
+std::vector<int64_t> sampled_configs(int64_t c, int64_t k, std::mt19937_64& rng) {
+  std::vector<int64_t> idx = first_configs(c);
+  std::shuffle(idx.begin(), idx.end(), rng);
+  idx.resize(static_cast<size_t>(std::min(k, c)));
+  return idx;
 }
 
 GraphScore score_ast(const AstSet& set, const std::vector<double>& cost) {
@@ -97,26 +113,16 @@ GraphScore score_ast(const AstSet& set, const std::vector<double>& cost) {
 model::PreparedGraph sample_step(const TrainItem& item, const model::Normalizer& norm,
                                  int prune_hops, int64_t k, int64_t segment, std::mt19937_64& rng) {
   if (item.fused) {
-    std::vector<int64_t> idx(static_cast<size_t>(item.prepared.num_configs()));
-    std::iota(idx.begin(), idx.end(), 0);
-    std::shuffle(idx.begin(), idx.end(), rng);
-    idx.resize(static_cast<size_t>(std::min<int64_t>(k, item.prepared.num_configs())));
-    return model::select_views(item.prepared, *item.ast, idx, norm);
+    return model::select_views(item.prepared, *item.ast,
+                               sampled_configs(item.prepared.num_configs(), k, rng), norm);
   }
-  if (item.ast) {
-    std::vector<int64_t> idx(static_cast<size_t>(item.ast->num_configs));
-    std::iota(idx.begin(), idx.end(), 0);
-    std::shuffle(idx.begin(), idx.end(), rng);
-    idx.resize(static_cast<size_t>(std::min<int64_t>(k, item.ast->num_configs)));
-    return model::prepare_ast_batch(*item.ast, idx, norm);
-  }
+  if (item.ast)
+    return model::prepare_ast_batch(*item.ast, sampled_configs(item.ast->num_configs, k, rng),
+                                    norm);
   if (!item.segmented) {
-    const int64_t c = item.prepared.num_configs();
-    std::vector<int64_t> idx(static_cast<size_t>(c));
-    std::iota(idx.begin(), idx.end(), 0);
-    std::shuffle(idx.begin(), idx.end(), rng);
-    idx.resize(static_cast<size_t>(std::min(k, c)));
-    return model::select_configs(item.prepared, torch::tensor(idx, torch::kInt64));
+    return model::select_configs(
+        item.prepared,
+        torch::tensor(sampled_configs(item.prepared.num_configs(), k, rng), torch::kInt64));
   }
   // A window of `segment` consecutive nodes (topological order keeps neighbours close) that
   // holds at least one configurable node, with K configurations.
@@ -212,11 +218,8 @@ TrainingData load_training_data(const Dataset& ds, const TrainOptions& o, bool a
   for (const auto& f : ds.files(Split::kValid)) {
     if (ast_data) {
       AstSet s = load_ast(f);
-      if (o.max_valid_configs > 0 && s.num_configs > o.max_valid_configs) {
-        std::vector<int64_t> idx;
-        for (int64_t c = 0; c < o.max_valid_configs; ++c) idx.push_back(c);
-        s = select_ast_configs(s, idx);
-      }
+      if (o.max_valid_configs > 0 && s.num_configs > o.max_valid_configs)
+        s = select_ast_configs(s, first_configs(o.max_valid_configs));
       d.valid_ast.push_back(std::move(s));
       continue;
     }
@@ -226,8 +229,7 @@ TrainingData load_training_data(const Dataset& ds, const TrainOptions& o, bool a
       AstSet s = twin_trees(f, g);
       model::PreparedGraph p = model::prepare_graph(g, norm, prune);
       if (o.max_valid_configs > 0 && s.num_configs > o.max_valid_configs) {
-        std::vector<int64_t> idx;
-        for (int64_t c = 0; c < o.max_valid_configs; ++c) idx.push_back(c);
+        const std::vector<int64_t> idx = first_configs(o.max_valid_configs);
         s = select_ast_configs(s, idx);
         p = model::select_configs(p, torch::tensor(idx, torch::kInt64));
       }
@@ -658,12 +660,7 @@ ScoreReport evaluate_cost_model(CostModel& model, const std::string& data,
   for (const auto& f : files) {
     if (views.size() > 1) {
       const Graph g = load_graph(f);
-      const fs::path twin = root / collection_name(views[1]) / split / fs::path(f).filename();
-      const AstSet s = load_ast(twin.string());
-      if (s.runtime_ns != g.runtime_ns) {
-        throw InputError(fmt::format(
-            "{} and {}: not the same configurations (their runtimes differ)", f, twin.string()));
-      }
+      const AstSet s = twin_trees(f, g);  // views[1] is the syntax trees (collections())
       scores.push_back(score_graph(g, model.score(Views{&g, &s})));
     } else if (is_ast_file(f)) {
       const AstSet s = load_ast(f);

@@ -238,6 +238,28 @@ TEST(Handcrafted, WidthAndRows) {
 }
 
 // A small synthetic dataset written once for the training tests.
+// Training options for the tests: one thread, no output.
+train::TrainOptions quick_options(const std::string& data, const std::string& model,
+                                  const std::string& out, int epochs) {
+  train::TrainOptions t;
+  t.data = data;
+  t.model = model;
+  t.out = out;
+  t.epochs = epochs;
+  t.threads = 1;
+  t.quiet = true;
+  return t;
+}
+
+// A checkpoint's scores on the test split of `data`, on one thread.
+ScoreReport evaluate_on(const std::string& model, const std::string& data) {
+  train::EvalOptions e;
+  e.model = model;
+  e.data = data;
+  e.threads = 1;
+  return train::evaluate_model(e);
+}
+
 class Training : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -251,14 +273,7 @@ class Training : public ::testing::Test {
   }
   static void TearDownTestSuite() { delete dir_; }
   static train::TrainOptions options(const std::string& model, const std::string& out) {
-    train::TrainOptions t;
-    t.data = dir_->str();
-    t.model = model;
-    t.out = out;
-    t.epochs = 4;
-    t.threads = 1;
-    t.quiet = true;
-    return t;
+    return quick_options(dir_->str(), model, out, 4);
   }
   static TempDir* dir_;
 };
@@ -269,12 +284,7 @@ TEST_F(Training, EveryModelLearnsAndRoundTripsThroughItsCheckpoint) {
   for (const std::string name : {"gcn-baseline", "sage", "tgraph", "xgb"}) {
     auto t = options(name, out / (name + ".pt"));
     train::train_model(t);
-    train::EvalOptions e;
-    e.model = t.out;
-    e.data = dir_->str();
-    e.split = "test";
-    e.threads = 1;
-    const ScoreReport r = train::evaluate_model(e);
+    const ScoreReport r = evaluate_on(t.out, dir_->str());
     EXPECT_GT(r.mean_kendall_tau, 0.3) << name;  // untrained models score about 0
     // Predictions from the saved file are reproducible.
     const std::string g = fs::directory_iterator(fs::path(dir_->str()) / "test")->path().string();
@@ -381,20 +391,10 @@ TEST(AstTraining, AstGcnLearnsSyntaxTreesAndRefusesGraphs) {
   o.graphs = 10;
   o.configs = 60;
   write_synth_ast_dataset(dir / "ast", o);
-  train::TrainOptions t;
-  t.data = dir / "ast";
-  t.model = "ast-gcn";
+  train::TrainOptions t = quick_options(dir / "ast", "ast-gcn", dir / "ast.pt", 8);
   t.tree_attention = false;  // the first published model as written
-  t.out = dir / "ast.pt";
-  t.epochs = 8;
-  t.threads = 1;
-  t.quiet = true;
   train::train_model(t);
-  train::EvalOptions e;
-  e.model = t.out;
-  e.data = dir / "ast";
-  e.threads = 1;
-  const ScoreReport r = train::evaluate_model(e);
+  const ScoreReport r = evaluate_on(t.out, dir / "ast");
   EXPECT_EQ(r.layout_graphs, static_cast<int64_t>(r.per_graph.size()));
   EXPECT_EQ(r.per_graph.front().collection, Collection::kAst);
   EXPECT_GT(r.mean_kendall_tau, 0.3);
@@ -408,8 +408,7 @@ TEST(AstTraining, AstGcnLearnsSyntaxTreesAndRefusesGraphs) {
   EXPECT_FALSE(mo.tree_attention);
   mo.tree_attention = true;
   EXPECT_TRUE(model::ModelOptions::from_json(mo.to_json()).tree_attention);
-  e.model = t.out;
-  const ScoreReport ra = train::evaluate_model(e);
+  const ScoreReport ra = evaluate_on(t.out, dir / "ast");
   EXPECT_GT(ra.mean_kendall_tau, 0.3);
   EXPECT_NE(ra.mean_kendall_tau, r.mean_kendall_tau);
   EXPECT_TRUE(train::load_checkpoint(t.out).meta.model.tree_attention);
@@ -456,19 +455,9 @@ TEST(TwoViewTraining, TGraphAstLearnsFromEitherView) {
   for (const bool from_trees : {false, true}) {
     const std::string root = dir / (from_trees ? "trees" : "graphs");
     write_two_views(root, from_trees);
-    train::TrainOptions t;
-    t.data = root;
-    t.model = "tgraph-ast";
-    t.out = root + "/model.pt";
-    t.epochs = 6;
-    t.threads = 1;
-    t.quiet = true;
+    const train::TrainOptions t = quick_options(root, "tgraph-ast", root + "/model.pt", 6);
     train::train_model(t);
-    train::EvalOptions e;
-    e.model = t.out;
-    e.data = root;
-    e.threads = 1;
-    const ScoreReport r = train::evaluate_model(e);
+    const ScoreReport r = evaluate_on(t.out, root);
     EXPECT_EQ(r.per_graph.size(), 3u);
     EXPECT_GT(r.mean_kendall_tau, 0.3) << (from_trees ? "runtimes from the trees" : "graphs");
 
@@ -516,13 +505,7 @@ TEST(TwoViewTraining, TGraphAstLearnsFromEitherView) {
   }
   // A root without ast/, and a layout root, are usage errors; a twin whose configurations
   // differ is an input error naming both files.
-  train::TrainOptions t;
-  t.model = "tgraph-ast";
-  t.out = dir / "bad.pt";
-  t.epochs = 1;
-  t.threads = 1;
-  t.quiet = true;
-  t.data = dir / "graphs/layout";
+  train::TrainOptions t = quick_options(dir / "graphs/layout", "tgraph-ast", dir / "bad.pt", 1);
   EXPECT_THROW(train::train_model(t), UsageError);
   const std::string root = dir / "graphs";
   AstSet a = load_ast(root + "/ast/train/g0.npz");
@@ -591,11 +574,7 @@ TEST_F(Training, EnsemblesAverageStandardisedCostsAcrossViews) {
   const auto cs = train::load_cost_model(out / "saved.json", 1)->score(g);
   for (size_t i = 0; i < cs.size(); ++i) EXPECT_NEAR(cs[i], ce[i], 1e-6);
   // eval reads the ensemble like a checkpoint.
-  train::EvalOptions e;
-  e.model = out / "ens.json";
-  e.data = dir_->str();
-  e.threads = 1;
-  EXPECT_GT(train::evaluate_model(e).mean_kendall_tau, 0.2);
+  EXPECT_GT(evaluate_on(out / "ens.json", dir_->str()).mean_kendall_tau, 0.2);
 
   // A syntax-tree member: the ensemble needs both views, and says so when given one.
   SynthOptions so;
