@@ -24,13 +24,15 @@ import os
 
 import numpy as np
 import tcost
-from measurement_log import load_records, passes
+from measurement_log import data_cpu, load_records, passes
 
 
 def configs_in_order(recs, instance, target, cpu):
-    """The keys of one program's configurations in the datasets' order, with their runtimes."""
+    """The keys of one program's configurations in the datasets' order, with their runtimes.
+    load_records keeps each key where it first appears in the log (a later line replaces the
+    value, not the position), as the C++ log does, so its order is the datasets'."""
     out = []
-    for key, r in recs.items():  # insertion order: first appearance in the log
+    for key, r in recs.items():
         if r.get("instance") != instance or key.startswith(("session|", "repeat|")):
             continue
         p = passes(recs, key, target, cpu)
@@ -53,10 +55,8 @@ def main():
     manifest = json.load(open(f"{a.data}/manifest.json"))
     cross = manifest["noise"]["cross_session"]
     session = a.session or cross["session"]
-    target, cpu = cross["run"]["target"], manifest["machine"]["cpu"]
+    target, cpu = cross["run"]["target"], data_cpu(a.data)
     recs = load_records(a.data)
-    # insertion order of load_records is each key's first line; a later line replaces the value
-    # but keeps the position, as the C++ log keeps the first position of a key.
     models = []
     for m in a.models:
         label, _, path = m.rpartition("=")
@@ -84,9 +84,8 @@ def main():
         scale = truth[0] / got[0]
         if not np.allclose(got * scale, truth, rtol=1e-6):
             raise SystemExit(f"{instance}: runtimes in the file are not the log's, in order")
-        pos = {key: i for i, (key, _) in enumerate(order)}
         idx, later = [], []
-        for key, i in pos.items():
+        for i, (key, _) in enumerate(order):
             later_key = f"session|{session}|{key}"
             new = passes(recs, later_key, target) if later_key in recs else []
             if new:
@@ -106,10 +105,7 @@ def main():
         rows[ceiling][0].append(score(later))
         seen = collections.Counter()
         for label, model in models:
-            if len(model.collections) > 1:
-                cost = model.predict(g, ast=t)
-            else:
-                cost = model.predict(t if model.collection == "ast" else g)
+            cost = model.predict(g, ast=t)  # each model reads the view(s) it needs
             rows[label][seen[label]].append(score(np.asarray(cost)[idx]))
             seen[label] += 1
     print(f"later run {session}; {len(sizes)} {a.split} programs, {min(sizes)}-{max(sizes)} "

@@ -58,10 +58,7 @@ for m in ["gcn-baseline", "sage", "tgraph", "xgb", "ast-gcn", "tgraph-ast"] + en
         model = tcost.Model(path, threads=1)
         fam = {}
         for name, g, a in zip(names, views["layout"], views["ast"]):
-            if len(model.collections) > 1:
-                cost = model.predict(g, ast=a)
-            else:
-                cost = model.predict(a if model.collection == "ast" else g)
+            cost = model.predict(g, ast=a)  # each model reads the view(s) it needs
             truth = g["config_runtime"]
             t = fam.setdefault(family(name), ([], [], []))
             t[0].append(tcost.kendall_tau(cost, truth))
