@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "core/error.h"
+#include "halide/datasets.h"
 #include "halide/featurize.h"
 #include "halide/zoo.h"
 #include "train/cost_model.h"
@@ -23,6 +24,7 @@ namespace {
 struct TuneCliOptions {
   std::string program;  // glob over zoo instances or families
   std::string model;    // checkpoint
+  std::string prerank;  // checkpoint of a layout model, for a model that reads syntax trees
   std::string compare = "tcost";
   bool json = false;
   tune::CompareOptions compare_options;
@@ -81,21 +83,36 @@ void run_tune(TuneCliOptions& o) {
   if (std::find(co.methods.begin(), co.methods.end(), "tcost") == co.methods.end())
     co.methods.push_back("tcost");
   std::unique_ptr<train::CostModel> model = train::load_cost_model(o.model);
-  if (model->collection() != Collection::kLayout) {
-    throw InputError(fmt::format("{}: tuning ranks layout graphs; this {} model reads {} data",
-                                 o.model, model->name(), collection_name(model->collection())));
+  std::unique_ptr<train::CostModel> prerank;
+  if (!o.prerank.empty()) prerank = train::load_cost_model(o.prerank);
+  try {
+    tune::check_tuning_models(model.get(), prerank.get());
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("{}: {}", o.model, e.what()));
   }
   std::vector<std::string> names;
   std::vector<std::vector<tune::MethodResult>> rows;
   nlohmann::json out = {{"programs", nlohmann::json::array()}};
   for (const auto& in : halide::select_instances(o.program)) {
     const halide::Program p = halide::zoo_program(in.name);
-    // A model that cannot read this program's graphs is a bad input, not a failed search.
-    model->score(halide::layout_graph(p.info(), {halide::default_schedule(p.info())}, {}));
-    // Every program starts from the model as loaded: refits stay with their program.
-    if (!names.empty()) model = train::load_cost_model(o.model);
+    // A model that cannot read this program's graphs (or trees) is a bad input, not a failed
+    // search.
+    const std::vector<halide::Schedule> def = {halide::default_schedule(p.info())};
+    const Graph g = halide::layout_graph(p.info(), def, {});
+    if (prerank) {
+      prerank->score(g);
+      const AstSet trees = halide::ast_set(p, def, {});
+      model->score(train::Views{&g, &trees});
+    } else {
+      model->score(g);
+    }
+    // Every program starts from the models as loaded: refits stay with their program.
+    if (!names.empty()) {
+      model = train::load_cost_model(o.model);
+      if (prerank) prerank = train::load_cost_model(o.prerank);
+    }
     names.push_back(in.name);
-    rows.push_back(tune::compare_methods(p, model.get(), co));
+    rows.push_back(tune::compare_methods(p, model.get(), co, prerank.get()));
     nlohmann::json methods = nlohmann::json::array();
     for (const auto& m : rows.back()) methods.push_back(tune::to_json(m));
     out["programs"].push_back({{"program", in.name}, {"methods", methods}});
@@ -119,7 +136,16 @@ void register_tune(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "tune", "Search schedules of zoo programs with a cost model, beside Halide's autoschedulers");
   cmd->add_option("--program", o->program, "Zoo instances or families (a glob)")->required();
-  cmd->add_option("--model", o->model, "Cost model checkpoint (a layout model)")->required();
+  cmd->add_option("--model", o->model,
+                  "Cost model checkpoint: a layout model, or one that reads syntax trees (with "
+                  "--prerank)")
+      ->required();
+  cmd->add_option("--prerank", o->prerank,
+                  "Layout model checkpoint that ranks the candidates first, for a --model that "
+                  "reads syntax trees (it re-ranks the best --rerank of them)");
+  cmd->add_option("--rerank", t.rerank, "Candidates lowered and re-ranked per round (--prerank)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
   cmd->add_option("--budget", t.budget, "Measurements per program (and per search method)")
       ->capture_default_str()
       ->check(CLI::Range(1, 100000));

@@ -50,7 +50,15 @@ enum AstFeature : int {
   kAstBytes = 5,         // bytes moved per execution (loads, stores, allocations)
   kAstUnitStride = 6,    // loads/stores: 1 when contiguous along the innermost loop
   kAstLogFootprint = 7,  // allocations and loops: log2(1 + bytes touched inside)
-  kAstFeatureWidth = 8,
+  // Since 2026-12-02 (width 12; 8-wide trees and checkpoints are refused by their width): how
+  // an access walks memory, and the width of values.
+  kAstLogStride = 8,       // loads/stores: log2(1 + |elements the index moves per iteration of
+                           // the innermost enclosing loop|): 0 reused across it, 1 contiguous,
+                           // -1 when not a constant
+  kAstLogOuterStride = 9,  // the same for the loop around that one
+  kAstLanes = 10,          // loads, stores, arithmetic: vector lanes of the value
+  kAstTypeBits = 11,       // loads, stores, arithmetic: bits of one lane
+  kAstFeatureWidth = 12,
 };
 
 struct AstSet {

@@ -143,7 +143,7 @@ void append_tree(AstSet& set, const Program& p, const Schedule& s) {
                                                          static_cast<double>(s.tile[d]))));
   }
   for (int d : s.inner_order) loops.emplace_back(d, s.tile[d]);
-  std::vector<int> loop_ids;
+  std::vector<int> loop_ids, loop_dims;
   for (size_t i = 0; i < loops.size(); ++i) {
     const auto [dim, extent] = loops[i];
     if (extent == 1) continue;  // a unit loop disappears when lowered
@@ -156,23 +156,41 @@ void append_tree(AstSet& set, const Program& p, const Schedule& s) {
     nodes[id].f[kAstLogTrips] = static_cast<float>(std::log2(1.0 + trips));
     trips *= static_cast<double>(extent);
     loop_ids.push_back(id);
+    loop_dims.push_back(dim);
     parent = id;
   }
   if (!loop_ids.empty()) nodes[loop_ids.back()].f[kAstInnermost] = 1.0f;
   const int inner = s.inner_order.back();
   const float bytes = 4.0f * static_cast<float>(s.vector_width);
+  // log2(1 + |elements|) access `a` moves per step of the `k`-th innermost loop: 0 when the
+  // loop's dim does not index it, 1 along its contiguous dim, a row's length otherwise.
+  auto log_stride = [&](int a, size_t k) {
+    if (loop_dims.size() < k) return 0.0f;
+    const int dim = loop_dims[loop_dims.size() - k];
+    if (std::find(p.uses[a].begin(), p.uses[a].end(), dim) == p.uses[a].end()) return 0.0f;
+    const double elements =
+        dim == p.contiguous[a] ? 1.0 : static_cast<double>(p.extent[p.contiguous[a]]);
+    return static_cast<float>(std::log2(1.0 + elements));
+  };
+  auto value = [&](int id) {
+    nodes[id].f[kAstLanes] = static_cast<float>(s.vector_width);
+    nodes[id].f[kAstTypeBits] = 32.0f;
+    return id;
+  };
   auto access = [&](int kind, int par, int a) {
-    const int id = add(kind, par, static_cast<int>(nodes[par].f[kAstDepth]) + 1);
+    const int id = value(add(kind, par, static_cast<int>(nodes[par].f[kAstDepth]) + 1));
     nodes[id].f[kAstBytes] = bytes;
+    nodes[id].f[kAstLogStride] = log_stride(a, 1);
+    nodes[id].f[kAstLogOuterStride] = log_stride(a, 2);
     nodes[id].f[kAstLogTrips] = static_cast<float>(std::log2(1.0 + trips));
     const bool varies = std::find(p.uses[a].begin(), p.uses[a].end(), inner) != p.uses[a].end();
     nodes[id].f[kAstUnitStride] = !varies || p.contiguous[a] == inner ? 1.0f : 0.0f;
     return id;
   };
   const int store = access(kAstStore, parent, 0);
-  const int sum = add(kAstAdd, store, static_cast<int>(nodes[store].f[kAstDepth]) + 1);
+  const int sum = value(add(kAstAdd, store, static_cast<int>(nodes[store].f[kAstDepth]) + 1));
   access(kAstLoad, sum, 0);
-  const int mul = add(kAstMul, sum, static_cast<int>(nodes[sum].f[kAstDepth]) + 1);
+  const int mul = value(add(kAstMul, sum, static_cast<int>(nodes[sum].f[kAstDepth]) + 1));
   access(kAstLoad, mul, 1);
   access(kAstLoad, mul, 2);
   // Footprints of loops: bytes the accesses touch within one iteration of the loop.

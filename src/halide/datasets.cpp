@@ -85,14 +85,39 @@ Measured measured_configs(const ResultLog& log, const std::vector<size_t>& posit
 
 namespace {
 
-// Whether a syntax-tree file's configurations are the layout graph's schedules, in order: the
-// same count and the same encoding of every configurable stage (equal features of equal length
-// over the same count imply the same width).
+// Whether a syntax-tree file holds the trees lowering writes now of the layout graph's
+// schedules, in order: the node features of today's width, the same count and the same
+// encoding of every configurable stage (equal features of equal length over the same count
+// imply the same width).
 bool same_schedules(const AstSet& a, const Graph& layout) {
-  return a.num_configs == layout.num_configs && a.config_feat == layout.config_feat;
+  return a.node_feat_width == kAstFeatureWidth && a.num_configs == layout.num_configs &&
+         a.config_feat == layout.config_feat;
 }
 
 }  // namespace
+
+AstSet ast_set(const Program& program, const std::vector<Schedule>& schedules,
+               const std::vector<int64_t>& runtime_ns) {
+  const ProgramInfo& p = program.info();
+  const Graph layout = layout_graph(p, schedules, runtime_ns);
+  AstSet a;
+  a.name = p.instance;
+  a.num_configs = static_cast<int64_t>(schedules.size());
+  a.node_offsets.push_back(0);
+  a.edge_offsets.push_back(0);
+  a.config_feat_width = static_cast<int>(layout.num_config_nodes()) * kStageConfigWidth;
+  a.config_feat = layout.config_feat;
+  for (const Schedule& s : schedules) {
+    const AstTree t = lower_ast(program, s);
+    a.kinds.insert(a.kinds.end(), t.kinds.begin(), t.kinds.end());
+    a.feats.insert(a.feats.end(), t.feats.begin(), t.feats.end());
+    a.edges.insert(a.edges.end(), t.edges.begin(), t.edges.end());
+    a.node_offsets.push_back(a.num_nodes());
+    a.edge_offsets.push_back(a.num_edges());
+  }
+  a.runtime_ns = layout.runtime_ns;
+  return a;
+}
 
 void write_datasets(const std::string& out, const InstanceName& in, const Program& program,
                     const Measured& m, bool with_ast, CollectSummary& summary) {
@@ -103,9 +128,7 @@ void write_datasets(const std::string& out, const InstanceName& in, const Progra
     fs::create_directories(dir);
     return (dir / (p.instance + ".npz")).string();
   };
-  const auto c = static_cast<int64_t>(m.schedules.size());
   const Graph layout = layout_graph(p, m.schedules, m.runtime_ns);
-  const auto nc = static_cast<size_t>(layout.num_config_nodes());
   save_graph(path("layout"), layout, true);
   ++summary.layout_written;
   if (p.single_kernel) {
@@ -133,22 +156,7 @@ void write_datasets(const std::string& out, const InstanceName& in, const Progra
       // rewritten below
     }
   }
-  AstSet a;
-  a.name = p.instance;
-  a.num_configs = c;
-  a.node_offsets.push_back(0);
-  a.edge_offsets.push_back(0);
-  a.config_feat_width = static_cast<int>(nc) * kStageConfigWidth;
-  a.config_feat = layout.config_feat;
-  for (int64_t i = 0; i < c; ++i) {
-    const AstTree t = lower_ast(program, m.schedules[i]);
-    a.kinds.insert(a.kinds.end(), t.kinds.begin(), t.kinds.end());
-    a.feats.insert(a.feats.end(), t.feats.begin(), t.feats.end());
-    a.edges.insert(a.edges.end(), t.edges.begin(), t.edges.end());
-    a.node_offsets.push_back(a.num_nodes());
-    a.edge_offsets.push_back(a.num_edges());
-  }
-  a.runtime_ns = m.runtime_ns;
+  const AstSet a = ast_set(program, m.schedules, m.runtime_ns);
   save_ast(ast_path, a, true);
   ++summary.ast_written;
 }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/ast.h"
 #include "halide/collect.h"
 #include "halide/result_log.h"
 #include "halide/zoo.h"
@@ -54,6 +55,13 @@ int passes_under(const ResultLog& log, const nlohmann::json& record, const Measu
 // pass is left out (counted in `left_out`).
 Measured measured_configs(const ResultLog& log, const std::vector<size_t>& positions,
                           const ProgramInfo& p, const MeasuredOn& on = {});
+
+// The syntax trees of `schedules` (lower_ast), one configuration each, in order, with the
+// layout graph's stage encodings as configuration features (so that a tree file and its layout
+// twin can be matched); runtimes may be empty (candidates not measured yet). InputError when
+// Halide rejects a schedule.
+AstSet ast_set(const Program& program, const std::vector<Schedule>& schedules,
+               const std::vector<int64_t>& runtime_ns);
 
 void write_datasets(const std::string& out, const InstanceName& in, const Program& program,
                     const Measured& m, bool with_ast, CollectSummary& summary);

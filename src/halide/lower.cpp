@@ -1,7 +1,10 @@
 // Syntax trees of lowered programs (the AST schema of core/ast.h): the lowered statement of a
 // Program under a schedule, walked with Halide's IRVisitor. Loops carry their kind (serial,
 // parallel, vectorised, unrolled) and constant extents; parallel closures are stitched back
-// under their loop; loads and stores carry bytes and unit stride; allocations their size.
+// under their loop; loads and stores carry bytes, unit stride and their strides along the two
+// innermost enclosing loops (the index, with its lets expanded, differenced in the loop's
+// variable); arithmetic on values (float anywhere, integer in a stored value outside indices)
+// carries its lanes and bits; allocations their size.
 #include <cmath>
 #include <map>
 
@@ -16,13 +19,23 @@ namespace {
 
 using namespace Halide;
 
+// Facts of a value node: lanes and bits of its type; for loads and stores, strides.
+struct Access {
+  int lanes = 0, bits = 0;
+  double stride = 0, outer_stride = 0;  // log2(1 + |elements|), -1 when not constant
+};
+
 // Builds the syntax tree of a lowered statement (the AST schema of core/ast.h).
 class TreeBuilder : public Internal::IRVisitor {
  public:
   // `closures`: the bodies of the module's parallel-loop closures by name; a call that runs one
   // across threads becomes a parallel loop node over the closure's body.
-  TreeBuilder(int max_nodes, std::map<std::string, Internal::Stmt> closures)
-      : max_nodes_(max_nodes), closures_(std::move(closures)) {
+  // `closure_vars`: each closure's loop variable (its second argument).
+  TreeBuilder(int max_nodes, std::map<std::string, Internal::Stmt> closures,
+              std::map<std::string, std::string> closure_vars)
+      : max_nodes_(max_nodes),
+        closures_(std::move(closures)),
+        closure_vars_(std::move(closure_vars)) {
     add(kAstRoot, 0, 0, 0);
     stack_.push_back(0);
   }
@@ -56,7 +69,7 @@ class TreeBuilder : public Internal::IRVisitor {
   using IRVisitor::visit;
   float& feat(size_t v, int k) { return tree_.feats[v * kAstFeatureWidth + k]; }
 
-  int add(int kind, double extent, double bytes, double unit_stride) {
+  int add(int kind, double extent, double bytes, double unit_stride, const Access& a = {}) {
     const int v = static_cast<int>(tree_.kinds.size());
     tree_.kinds.push_back(kind);
     tree_.feats.resize(tree_.feats.size() + kAstFeatureWidth, 0.0f);
@@ -66,6 +79,10 @@ class TreeBuilder : public Internal::IRVisitor {
     feat(v, kAstLogTrips) = static_cast<float>(std::log2(1 + trips_));
     feat(v, kAstBytes) = static_cast<float>(bytes);
     feat(v, kAstUnitStride) = static_cast<float>(unit_stride);
+    feat(v, kAstLogStride) = static_cast<float>(a.stride);
+    feat(v, kAstLogOuterStride) = static_cast<float>(a.outer_stride);
+    feat(v, kAstLanes) = static_cast<float>(a.lanes);
+    feat(v, kAstTypeBits) = static_cast<float>(a.bits);
     if (kind == kAstAllocate) feat(v, kAstLogFootprint) = static_cast<float>(std::log2(1 + bytes));
     if (!stack_.empty()) {
       tree_.edges.push_back(stack_.back());
@@ -76,14 +93,74 @@ class TreeBuilder : public Internal::IRVisitor {
   // Adds a node and visits the IR node's children below it (or, past the size cap, visits
   // nothing more).
   template <typename Node>
-  void nest(const Node* op, int kind, double extent = 0, double bytes = 0, double unit = 0) {
-    if (static_cast<int>(tree_.kinds.size()) >= max_nodes_) return;
-    stack_.push_back(add(kind, extent, bytes, unit));
+  void nest(const Node* op, int kind, double extent = 0, const Access& a = {}) {
+    if (full()) return;
+    stack_.push_back(add(kind, extent, 0, 0, a));
     const double saved = trips_;
     if (extent > 0) trips_ *= extent;
     IRVisitor::visit(op);
     trips_ = saved;
     stack_.pop_back();
+  }
+  bool full() const { return static_cast<int>(tree_.kinds.size()) >= max_nodes_; }
+  static Access value_of(Type t) { return {t.lanes(), t.bits()}; }
+  // A load or store: its node, then its index (integer arithmetic there is addressing, not
+  // computation) and, for a store, the value it stores.
+  void access(int kind, Type t, const Expr& index, const Expr& value) {
+    if (full()) return;
+    Access a = value_of(t);
+    a.stride = log_stride(index, 1);
+    a.outer_stride = log_stride(index, 2);
+    stack_.push_back(add(kind, 0, access_bytes(t), unit_stride(index), a));
+    ++in_index_;
+    index.accept(this);
+    --in_index_;
+    if (value.defined()) {
+      const int saved = in_index_;
+      in_index_ = 0;
+      ++in_value_;
+      value.accept(this);
+      --in_value_;
+      in_index_ = saved;
+    }
+    stack_.pop_back();
+  }
+  // log2(1 + |s|), s the elements `index` moves when the `k`-th innermost enclosing loop's
+  // variable steps by one (a vector index by its first lane); -1 when s is not a constant.
+  double log_stride(const Expr& index, size_t k) const {
+    if (loop_vars_.size() < k) return 0;
+    Expr base = index;
+    if (const auto* r = base.as<Internal::Ramp>()) base = r->base;
+    if (const auto* b = base.as<Internal::Broadcast>()) base = b->value;
+    if (!lets_.empty()) base = Internal::substitute(lets_, base);
+    const std::string& var = loop_vars_[loop_vars_.size() - k];
+    if (!Internal::expr_uses_var(base, var)) return 0;
+    if (!base.type().is_scalar()) return -1;
+    // Loop variables are 32-bit integers.
+    const Expr step = Internal::Variable::make(Int(32), var) + 1;
+    const Expr d = Internal::simplify(Internal::substitute(var, step, base) - base);
+    const int64_t* s = Internal::as_const_int(d);
+    return s != nullptr ? std::log2(1.0 + std::fabs(static_cast<double>(*s))) : -1.0;
+  }
+  // Runs `body` inside a loop over `var`.
+  template <typename F>
+  void in_loop(const std::string& var, F&& body) {
+    loop_vars_.push_back(var);
+    body();
+    loop_vars_.pop_back();
+  }
+  // Runs `body` with `name` bound to `value`, its own lets expanded, for the strides.
+  template <typename F>
+  void with_let(const std::string& name, const Expr& value, F&& body) {
+    const auto old = lets_.find(name);
+    const Expr saved = old != lets_.end() ? old->second : Expr();
+    lets_[name] = lets_.empty() ? value : Internal::substitute(lets_, value);
+    body();
+    if (saved.defined()) {
+      lets_[name] = saved;
+    } else {
+      lets_.erase(name);
+    }
   }
   static double unit_stride(const Expr& index) {
     if (const auto* r = index.as<Internal::Ramp>()) {
@@ -113,13 +190,19 @@ class TreeBuilder : public Internal::IRVisitor {
         break;
     }
     const int64_t* e = Internal::as_const_int(Internal::simplify(op->extent));
-    nest(op, kind, e != nullptr ? static_cast<double>(*e) : 1.0);
+    in_loop(op->name, [&] { nest(op, kind, e != nullptr ? static_cast<double>(*e) : 1.0); });
   }
   void visit(const Internal::Store* op) override {
-    nest(op, kAstStore, 0, access_bytes(op->value.type()), unit_stride(op->index));
+    access(kAstStore, op->value.type(), op->index, op->value);
   }
-  void visit(const Internal::Load* op) override {
-    nest(op, kAstLoad, 0, access_bytes(op->type), unit_stride(op->index));
+  void visit(const Internal::Load* op) override { access(kAstLoad, op->type, op->index, Expr()); }
+  void visit(const Internal::LetStmt* op) override {
+    op->value.accept(this);
+    with_let(op->name, op->value, [&] { op->body.accept(this); });
+  }
+  void visit(const Internal::Let* op) override {
+    op->value.accept(this);
+    with_let(op->name, op->value, [&] { op->body.accept(this); });
   }
   void visit(const Internal::Allocate* op) override {
     double bytes = static_cast<double>(op->type.bytes());
@@ -127,14 +210,18 @@ class TreeBuilder : public Internal::IRVisitor {
       const int64_t* c = Internal::as_const_int(e);
       bytes *= c != nullptr ? static_cast<double>(*c) : 1.0;
     }
-    nest(op, kAstAllocate, 0, bytes);
+    if (full()) return;
+    stack_.push_back(add(kAstAllocate, 0, bytes, 0));
+    IRVisitor::visit(op);
+    stack_.pop_back();
   }
   void visit(const Internal::ProducerConsumer* op) override { nest(op, kAstBlock); }
-  // Arithmetic on values (float), not on indices: the computation itself.
+  // Arithmetic on values (float, or integer in a stored value outside any index), not on
+  // indices: the computation itself.
   template <typename Node>
   void arith(const Node* op, int kind) {
-    if (op->type.is_float()) {
-      nest(op, kind);
+    if (op->type.is_float() || (in_value_ > 0 && in_index_ == 0)) {
+      nest(op, kind, 0, value_of(op->type));
     } else {
       IRVisitor::visit(op);
     }
@@ -149,13 +236,17 @@ class TreeBuilder : public Internal::IRVisitor {
   void visit(const Internal::Call* op) override {
     if (op->name == "halide_do_par_for" && op->args.size() >= 3) {
       const auto it = closures_.find(closure_name(op->args[0]));
-      if (it != closures_.end() && static_cast<int>(tree_.kinds.size()) < max_nodes_) {
+      if (it != closures_.end() && !full()) {
         const int64_t* e = Internal::as_const_int(Internal::simplify(op->args[2]));
         const double extent = e != nullptr ? static_cast<double>(*e) : 1.0;
         stack_.push_back(add(kAstForParallel, extent, 0, 0));
         const double saved = trips_;
         trips_ *= extent;
-        it->second.accept(this);
+        // The closure's body sees none of the caller's lets: it unpacks its own.
+        std::map<std::string, Expr> outer;
+        std::swap(outer, lets_);
+        in_loop(closure_vars_[it->first], [&] { it->second.accept(this); });
+        std::swap(outer, lets_);
         trips_ = saved;
         stack_.pop_back();
         return;
@@ -179,6 +270,10 @@ class TreeBuilder : public Internal::IRVisitor {
 
   int max_nodes_;
   std::map<std::string, Internal::Stmt> closures_;
+  std::map<std::string, std::string> closure_vars_;
+  std::map<std::string, Expr> lets_;    // the lets in scope, each with its own lets expanded
+  std::vector<std::string> loop_vars_;  // enclosing loops' variables, innermost last
+  int in_index_ = 0, in_value_ = 0;     // inside an index; inside a stored value
   AstTree tree_;
   std::vector<int> stack_;
   std::vector<double> extent_;
@@ -194,12 +289,15 @@ AstTree lower_ast(const Program& program, const Schedule& s, int max_nodes) {
     const Module m = pipeline.compile_to_module(pipeline.infer_arguments(), "tcost_program",
                                                 program.impl().target);
     std::map<std::string, Internal::Stmt> closures;
+    std::map<std::string, std::string> closure_vars;
     for (const auto& fn : m.functions()) {
-      if (fn.name != "tcost_program") closures[fn.name] = fn.body;
+      if (fn.name == "tcost_program") continue;
+      closures[fn.name] = fn.body;
+      if (fn.args.size() >= 2) closure_vars[fn.name] = fn.args[1].name;
     }
     for (const auto& fn : m.functions()) {
       if (fn.name != "tcost_program") continue;
-      TreeBuilder tb(max_nodes, closures);
+      TreeBuilder tb(max_nodes, closures, closure_vars);
       fn.body.accept(&tb);
       return tb.finish();
     }

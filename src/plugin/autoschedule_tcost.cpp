@@ -103,7 +103,8 @@ struct TemporaryLog {
 // tcost method's records go to `log` (TCOST_LOG), so that the search after it finds its best
 // schedule on record instead of searching again.
 void compare_on_pipeline(const halide::Program& program, const tune::TuneOptions& tune_options,
-                         const MachineParams& params, const std::string& model_path) {
+                         const MachineParams& params, const std::string& model_path,
+                         const std::string& prerank_path) {
   const std::string methods = env("TCOST_COMPARE", "");
   if (methods.empty()) return;
   const std::string out_path = env("TCOST_COMPARE_OUT", "");
@@ -113,13 +114,14 @@ void compare_on_pipeline(const halide::Program& program, const tune::TuneOptions
   co.tune = tune_options;
   co.plugin_dir = TCOST_HALIDE_PLUGIN_DIR;
   co.llc_bytes = params.last_level_cache_size;
-  std::unique_ptr<train::CostModel> model;
+  std::unique_ptr<train::CostModel> model, prerank;
   if (std::find(co.methods.begin(), co.methods.end(), "tcost") != co.methods.end()) {
     if (co.tune.log.empty())
       throw UsageError("TCOST_COMPARE with tcost needs TCOST_LOG (the search's records)");
     model = train::load_cost_model(model_path);
+    if (!prerank_path.empty()) prerank = train::load_cost_model(prerank_path);
   }
-  const auto rows = tune::compare_methods(program, model.get(), co);
+  const auto rows = tune::compare_methods(program, model.get(), co, prerank.get());
   nlohmann::json methods_json = nlohmann::json::array();
   for (const auto& m : rows) methods_json.push_back(tune::to_json(m));
   const nlohmann::json out = {
@@ -146,6 +148,8 @@ void autoschedule(const Pipeline& pipeline, const Target& target, const MachineP
 
     const std::string log = env("TCOST_LOG", "");
     const std::string model_path = env("TCOST_MODEL", TCOST_DEFAULT_MODEL);
+    // A model that reads syntax trees needs a layout model to rank the candidates first.
+    const std::string prerank_path = env("TCOST_PRERANK", "");
     tune::TuneOptions o;
     o.budget = env_number<int>("TCOST_BUDGET", 64);
     o.time_budget_min = env_number<double>("TCOST_TIME_BUDGET", 5.0);
@@ -157,7 +161,7 @@ void autoschedule(const Pipeline& pipeline, const Target& target, const MachineP
     {
       tune::TuneOptions co = o;
       co.log = log;
-      compare_on_pipeline(program, co, params, model_path);
+      compare_on_pipeline(program, co, params, model_path, prerank_path);
     }
     halide::Schedule chosen;
     std::string how;
@@ -172,8 +176,11 @@ void autoschedule(const Pipeline& pipeline, const Target& target, const MachineP
                         model_path));
       }
       auto model = train::load_cost_model(model_path);
+      std::unique_ptr<train::CostModel> prerank;
+      if (!prerank_path.empty()) prerank = train::load_cost_model(prerank_path);
       if (o.budget == 0) {
-        chosen = tune::pick_by_model(program, *model, o.candidates, o.seed);
+        chosen =
+            tune::pick_by_model(program, *model, o.candidates, o.seed, prerank.get(), o.rerank);
         how = "the model's pick, nothing measured (TCOST_BUDGET=0)";
       } else {
         // Without TCOST_LOG the records go to a temporary log, removed afterwards.
@@ -183,7 +190,7 @@ void autoschedule(const Pipeline& pipeline, const Target& target, const MachineP
                                 .string()
                           : log;
         const TemporaryLog cleanup(temporary ? o.log : "");
-        const tune::TuneResult r = tune::tune(program, model.get(), o);
+        const tune::TuneResult r = tune::tune(program, model.get(), o, prerank.get());
         if (r.best_ns <= 0) {
           throw InputError(fmt::format("all {} measured schedules failed; most often: {}",
                                        r.measured, r.common_error));

@@ -100,7 +100,7 @@ nlohmann::json to_json(const MethodResult& r) {
 }
 
 std::vector<MethodResult> compare_methods(const halide::Program& p, train::CostModel* model,
-                                          const CompareOptions& o) {
+                                          const CompareOptions& o, train::CostModel* prerank) {
   check_method_names(o.methods, "--compare");
   std::vector<MethodResult> out;
   halide::Outputs reference;
@@ -115,7 +115,8 @@ std::vector<MethodResult> compare_methods(const halide::Program& p, train::CostM
       if (method != "tcost") t.log = o.tune.log + "." + method + ".jsonl";
       if (method == "default") t.budget = 1;  // the default schedule alone
       try {
-        const TuneResult tr = tune(p, method == "tcost" ? model : nullptr, t);
+        const bool guided = method == "tcost";
+        const TuneResult tr = tune(p, guided ? model : nullptr, t, guided ? prerank : nullptr);
         r.ok = tr.best_ns > 0;
         r.error = r.ok ? "" : "every measured schedule failed";
         r.runtime_ms = (method == "default" ? tr.default_ns : tr.best_ns) * 1e-6;

@@ -43,9 +43,11 @@ struct CompareOptions {
   int64_t llc_bytes = 16 << 20;         // MachineParams' last-level cache
 };
 
-// Runs every method of o.methods on the program; `model` is needed for "tcost".
+// Runs every method of o.methods on the program; `model` (and, for a syntax-tree model,
+// `prerank`: tune()) is needed for "tcost".
 std::vector<MethodResult> compare_methods(const halide::Program& program, train::CostModel* model,
-                                          const CompareOptions& o);
+                                          const CompareOptions& o,
+                                          train::CostModel* prerank = nullptr);
 
 nlohmann::json to_json(const MethodResult& r);
 

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "halide/datasets.h"
 #include "halide/featurize.h"
 #include "halide/measure_batch.h"
 #include "halide/result_log.h"
@@ -26,6 +27,44 @@ using halide::Schedule;
 // Rounds whose exploration measures the model's favourite sketches instead of random picks.
 constexpr int kSketchRounds = 3;
 
+// `ids` sorted by ascending cost, stably; cost[i] is the cost of ids[i].
+std::vector<size_t> by_cost(const std::vector<double>& cost, const std::vector<size_t>& ids) {
+  std::vector<size_t> pos(ids.size());
+  std::iota(pos.begin(), pos.end(), 0);
+  std::stable_sort(pos.begin(), pos.end(), [&](size_t a, size_t b) { return cost[a] < cost[b]; });
+  std::vector<size_t> out;
+  for (size_t i : pos) out.push_back(ids[i]);
+  return out;
+}
+
+// The order in which to try `pool`: by `model` alone when `prerank` is null; else in two
+// stages, by `prerank` (a layout model), then the best `rerank` of that order lowered to syntax
+// trees and ordered by `model`, the rest behind them in prerank's order. A candidate Halide
+// will not lower (the sampler's are valid by construction, so that would be a bug) leaves the
+// first stage's order, said on stderr.
+std::vector<size_t> rank_pool(const halide::Program& p, const std::vector<Schedule>& pool,
+                              train::CostModel& model, train::CostModel* prerank, int rerank) {
+  const Graph g = halide::layout_graph(p.info(), pool, {});
+  std::vector<size_t> order(pool.size());
+  std::iota(order.begin(), order.end(), 0);
+  order = by_cost((prerank != nullptr ? *prerank : model).score(g), order);
+  if (prerank == nullptr) return order;
+  const size_t top = std::min(order.size(), static_cast<size_t>(std::max(1, rerank)));
+  std::vector<size_t> ids(order.begin(), order.begin() + static_cast<long>(top));
+  std::vector<Schedule> best;
+  for (size_t i : ids) best.push_back(pool[i]);
+  try {
+    const Graph gb = halide::layout_graph(p.info(), best, {});
+    const AstSet trees = halide::ast_set(p, best, {});
+    ids = by_cost(model.score(train::Views{&gb, &trees}), ids);
+  } catch (const InputError& e) {
+    fmt::print(stderr, "{}: re-ranking skipped: {}\n", p.name(), e.what());
+    return order;
+  }
+  std::copy(ids.begin(), ids.end(), order.begin());
+  return order;
+}
+
 // What is known about one schedule of the program.
 struct Known {
   Schedule schedule;
@@ -36,8 +75,9 @@ struct Known {
 
 class Search {
  public:
-  Search(const halide::Program& p, train::CostModel* model, const TuneOptions& o)
-      : p_(p), model_(model), o_(o), log_(o.log), rng_(o.seed ^ 0x7C05u) {
+  Search(const halide::Program& p, train::CostModel* model, train::CostModel* prerank,
+         const TuneOptions& o)
+      : p_(p), model_(model), prerank_(prerank), o_(o), log_(o.log), rng_(o.seed ^ 0x7C05u) {
     start_ = Clock::now();
     if (o.time_budget_min > 0) {
       deadline_ = start_ + std::chrono::duration_cast<Clock::duration>(
@@ -199,12 +239,7 @@ class Search {
       if (child) add(*child);
     }
     if (pool.empty()) return {};
-    const Graph g = halide::layout_graph(p_.info(), pool, {});
-    const std::vector<double> cost = model_->score(g);
-    std::vector<size_t> order(pool.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(),
-                     [&](size_t a, size_t b) { return cost[a] < cost[b]; });
+    const std::vector<size_t> order = rank_pool(p_, pool, *model_, prerank_, o_.rerank);
     // Sketch rounds explore twice as much.
     const double share = std::min(0.5, (round < kSketchRounds ? 2 : 1) * o_.explore);
     const int explore = std::min(want - 1, static_cast<int>(share * want + 0.5));
@@ -225,6 +260,9 @@ class Search {
     return out;
   }
 
+  // The model that reads the candidates' layout graphs: the first stage's when there are two.
+  train::CostModel& layout_model() const { return prerank_ != nullptr ? *prerank_ : *model_; }
+
   void refit() {
     std::vector<Schedule> schedules;
     std::vector<int64_t> runtimes;
@@ -236,7 +274,7 @@ class Search {
     if (schedules.size() < 4) return;
     train::RefitOptions r = o_.refit_options;
     r.seed = o_.seed + static_cast<uint64_t>(schedules.size());
-    model_->refit({halide::layout_graph(p_.info(), schedules, runtimes)}, r);
+    layout_model().refit({halide::layout_graph(p_.info(), schedules, runtimes)}, r);
   }
 
   // The best schedule whose outputs were checked; schedules from the log that were measured
@@ -270,6 +308,7 @@ class Search {
 
   const halide::Program& p_;
   train::CostModel* model_;
+  train::CostModel* prerank_;  // the first stage when model_ reads syntax trees, else null
   TuneOptions o_;
   halide::ResultLog log_;
   std::mt19937_64 rng_;
@@ -283,29 +322,55 @@ class Search {
 
 }  // namespace
 
-TuneResult tune(const halide::Program& program, train::CostModel* model, const TuneOptions& o) {
+TuneResult tune(const halide::Program& program, train::CostModel* model, const TuneOptions& o,
+                train::CostModel* prerank) {
   if (o.log.empty()) throw UsageError("tuning needs a log file (--log)");
   if (o.budget < 1) throw UsageError("--budget must be at least 1");
-  if (model != nullptr && model->collection() != Collection::kLayout) {
-    throw InputError(fmt::format("tuning ranks layout graphs; the {} model reads {} data",
-                                 model->name(), collection_name(model->collection())));
+  check_tuning_models(model, prerank);
+  return Search(program, model, prerank, o).run();
+}
+
+void check_tuning_models(const train::CostModel* model, const train::CostModel* prerank) {
+  if (model == nullptr) {
+    if (prerank != nullptr) throw UsageError("a pre-ranking model needs a model to re-rank");
+    return;
   }
-  return Search(program, model, o).run();
+  const std::vector<Collection> views = model->collections();
+  const bool trees = std::find(views.begin(), views.end(), Collection::kAst) != views.end();
+  if (!trees) {
+    if (model->collection() != Collection::kLayout) {
+      throw InputError(
+          fmt::format("tuning ranks layout graphs or syntax trees; the {} model reads {} data",
+                      model->name(), collection_name(model->collection())));
+    }
+    if (prerank != nullptr) {
+      throw UsageError(fmt::format(
+          "the {} model reads layout graphs: it ranks every candidate itself, a pre-ranking model "
+          "is for models that read syntax trees",
+          model->name()));
+    }
+    return;
+  }
+  if (prerank == nullptr || prerank->collection() != Collection::kLayout ||
+      prerank->collections().size() != 1) {
+    throw InputError(fmt::format(
+        "the {} model reads syntax trees, too slow to lower for every candidate: tuning with it "
+        "needs a layout model that ranks the candidates first (--prerank){}",
+        model->name(),
+        prerank == nullptr ? ""
+                           : fmt::format("; the {} model given reads {} data", prerank->name(),
+                                         collection_name(prerank->collection()))));
+  }
 }
 
 halide::Schedule pick_by_model(const halide::Program& program, train::CostModel& model,
-                               int candidates, uint64_t seed) {
-  if (model.collection() != Collection::kLayout) {
-    throw InputError(fmt::format("tuning ranks layout graphs; the {} model reads {} data",
-                                 model.name(), collection_name(model.collection())));
-  }
+                               int candidates, uint64_t seed, train::CostModel* prerank,
+                               int rerank) {
+  check_tuning_models(&model, prerank);
   auto pool = halide::sample_schedules(program.info(), std::max(1, candidates), seed);
   for (auto& s : halide::sketch_schedules(program.info(), candidates / 4, seed))
     pool.push_back(std::move(s));
-  const std::vector<double> cost = model.score(halide::layout_graph(program.info(), pool, {}));
-  const size_t best =
-      static_cast<size_t>(std::min_element(cost.begin(), cost.end()) - cost.begin());
-  return pool[best];
+  return pool[rank_pool(program, pool, model, prerank, rerank).front()];
 }
 
 std::optional<std::pair<halide::Schedule, double>> best_on_record(const halide::Program& program,

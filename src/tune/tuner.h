@@ -1,7 +1,9 @@
 // Model-guided schedule search for one Program (the TVM/Ansor loop on tcost's pieces):
 //   1. candidates: seeded samples of the schedule space, mutations and crossovers of the best
 //      schedules measured so far;
-//   2. the cost model ranks them all (one layout graph, thousands of configurations);
+//   2. the cost model ranks them all (one layout graph, thousands of configurations); a model
+//      that reads syntax trees re-ranks the best of them after a layout model's first ranking
+//      (lowering every candidate would take minutes);
 //   3. the best few of each round (plus a few at random, to explore) are measured in isolated
 //      child processes, every output checked against the default schedule's;
 //   4. the model is refit on this program's own measurements;
@@ -25,6 +27,7 @@ struct TuneOptions {
   int budget = 64;               // new measurements at most (the default schedule's included)
   double time_budget_min = 5;    // wall clock of the search at most (0: no limit)
   int candidates = 2000;         // candidates the model ranks per round
+  int rerank = 128;              // a syntax-tree model: candidates lowered and re-ranked per round
   int per_round = 8;             // measured per round
   double explore = 0.25;         // fraction of each round's measurements chosen at random
   int threads = 2;               // Halide threads in timed runs
@@ -52,14 +55,23 @@ struct TuneResult {
   std::vector<double> best_after;
 };
 
-// InputError when the default schedule itself cannot run, or when the model does not read
-// layout graphs. `model` may be null (random search); it is refit in place.
-TuneResult tune(const halide::Program& program, train::CostModel* model, const TuneOptions& o);
+// InputError when the default schedule itself cannot run, or when the models do not fit:
+// `model` reads layout graphs, or it reads syntax trees (ast-gcn, tgraph-ast, an ensemble with
+// such members) and `prerank`, a layout model, ranks the candidates first (two stages: the
+// best o.rerank of its ranking are lowered and ranked again by `model`). `model` may be null
+// (random search). The layout model of the search (`prerank` when given, else `model`) is
+// refit in place; a syntax-tree model is not refit.
+TuneResult tune(const halide::Program& program, train::CostModel* model, const TuneOptions& o,
+                train::CostModel* prerank = nullptr);
+
+// The checks tune() makes of its models (above), before any work: UsageError or InputError.
+void check_tuning_models(const train::CostModel* model, const train::CostModel* prerank);
 
 // Without measuring: the model's favourite among `candidates` seeded samples of the space and
-// a quarter as many sketches.
+// a quarter as many sketches (in two stages for a syntax-tree model: tune()).
 halide::Schedule pick_by_model(const halide::Program& program, train::CostModel& model,
-                               int candidates, uint64_t seed);
+                               int candidates, uint64_t seed, train::CostModel* prerank = nullptr,
+                               int rerank = TuneOptions().rerank);
 
 // The fastest schedule of this program in a tuning log whose outputs were checked; nothing
 // when the log has none (or does not exist).

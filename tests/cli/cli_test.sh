@@ -162,6 +162,21 @@ check "tune ensemble" 0 "$TCOST" ensemble --out "$W/ens-shipped.json" --member "
   --member "$MODEL" --weight 2 --weight 1
 check "tune with ensemble" 0 "$TCOST" tune --program matmul_192 --model "$W/ens-shipped.json" \
   --budget 4 --log "$W/tune4.jsonl" --json
+# A model that reads syntax trees tunes in two stages: the shipped layout model ranks the
+# candidates, the trees of its best are lowered and ranked again (an ast-gcn trained briefly on
+# the collection above); without a layout model first it is refused, and a layout model needs
+# none.
+check "train ast-gcn" 0 "$TCOST" train --data "$W/hal/ast" --model ast-gcn --epochs 2 \
+  --out "$W/ast.pt" --threads 1
+check "tune trees alone" 1 "$TCOST" tune --program matmul_192 --model "$W/ast.pt" --budget 2 \
+  --log "$W/tune5.jsonl"
+expect_in "tune trees alone says" "$W/err" "--prerank"
+check "tune layout prerank" 2 "$TCOST" tune --program matmul_192 --model "$MODEL" \
+  --prerank "$MODEL" --budget 2 --log "$W/tune5.jsonl"
+check "tune two stages" 0 "$TCOST" tune --program matmul_192 --model "$W/ast.pt" \
+  --prerank "$MODEL" --rerank 16 --per-round 3 --budget 4 --log "$W/tune5.jsonl" --json
+expect_in "tune two stages measured" "$W/out" '"measurements":4'
+[ "$(grep -c '"checked":true' "$W/tune5.jsonl")" -ge 4 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: two-stage tuning log"; }
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

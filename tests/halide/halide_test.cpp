@@ -304,6 +304,60 @@ TEST(Zoo, SampledSchedulesAreValidForEveryFamily) {
   }
 }
 
+// Lowered syntax trees say how each access walks memory along the two innermost loops, and
+// carry the computation's integer arithmetic (not the indices'). matmul's default schedule
+// runs its update with the reduction innermost: A(k, y) is contiguous along k, B(x, k) steps a
+// row (n + 64 elements) per k, and the output f(x, y) is reused across k and contiguous along x.
+TEST(Lower, TreesCarryStridesLanesAndTheValuesArithmetic) {
+  const auto feats = [](const AstTree& t, size_t v) { return &t.feats[v * kAstFeatureWidth]; };
+  const Program mm = zoo_program("matmul_192");
+  const AstTree t = lower_ast(mm, default_schedule(mm.info()));
+  const float row = std::log2(1.0f + 192.0f + 64.0f);  // zoo inputs' rows have 64 columns of slack
+  int update_loads = 0, update_stores = 0;
+  for (size_t v = 0; v < t.kinds.size(); ++v) {
+    const float* f = feats(t, v);
+    if (t.kinds[v] == kAstLoad && f[kAstLogStride] > 0.5f) {
+      // The update's loads: A along k (contiguous), B along k (a row), each along x.
+      ++update_loads;
+      if (std::abs(f[kAstLogStride] - 1.0f) < 1e-4f) {
+        EXPECT_FLOAT_EQ(f[kAstLogOuterStride], 0.0f);  // A(k, y) does not move with x
+      } else {
+        EXPECT_NEAR(f[kAstLogStride], row, 1e-4f);
+        EXPECT_FLOAT_EQ(f[kAstLogOuterStride], 1.0f);  // B(x, k) is contiguous along x
+      }
+    }
+    if (t.kinds[v] == kAstStore && f[kAstLogStride] == 0.0f && f[kAstLogOuterStride] == 1.0f) {
+      ++update_stores;
+    }
+    if (t.kinds[v] == kAstLoad || t.kinds[v] == kAstStore || t.kinds[v] == kAstAdd ||
+        t.kinds[v] == kAstMul) {
+      EXPECT_FLOAT_EQ(f[kAstLanes], 1.0f);      // the default is scalar
+      EXPECT_FLOAT_EQ(f[kAstTypeBits], 32.0f);  // float values; index arithmetic is no node
+    }
+  }
+  EXPECT_EQ(update_loads, 2);  // A and B (the accumulator f(x, y) is reused across k)
+  EXPECT_GE(update_stores, 1);
+
+  // Vectorised, the accesses carry their lanes.
+  Schedule vec = default_schedule(mm.info());
+  vec.back().vector = 8;
+  const AstTree tv = lower_ast(mm, vec);
+  int wide = 0;
+  for (size_t v = 0; v < tv.kinds.size(); ++v) {
+    if (tv.kinds[v] == kAstStore && feats(tv, v)[kAstLanes] == 8.0f) ++wide;
+  }
+  EXPECT_GE(wide, 1);
+
+  // A uint16 blur computes in 16-bit integers: its adds are nodes now.
+  const Program blur = zoo_program("box_blur_u16_1024x768");
+  const AstTree tb = lower_ast(blur, default_schedule(blur.info()));
+  int adds16 = 0;
+  for (size_t v = 0; v < tb.kinds.size(); ++v) {
+    if (tb.kinds[v] == kAstAdd && feats(tb, v)[kAstTypeBits] == 16.0f) ++adds16;
+  }
+  EXPECT_GE(adds16, 4);  // blur_x's two, blur_y's two
+}
+
 // The tuner's local step: a tweak changes one stage of its parent, stays valid (Halide lowers
 // it), and a chain of tweaks walks to many distinct schedules.
 TEST(Zoo, TweaksChangeOneStageAndStayValid) {

@@ -150,6 +150,17 @@ if TCOST_COMPARE=bogus TCOST_COMPARE_OUT="$W/cmp/d.json" "$GEN" -g brighten_para
 else
   grep -q "unknown method 'bogus'" "$W/cmp2.log" && ok || { bad "TCOST_COMPARE=bogus: unclear"; cat "$W/cmp2.log"; }
 fi
+# TCOST_PRERANK is for models that read syntax trees: beside a layout model it is refused,
+# clearly (the two stages themselves: tests/tune and the CLI test).
+mkdir -p "$W/pre"
+if TCOST_PRERANK="$(dirname "$0")/../../models/tgraph-halide.pt" "$GEN" -g brighten_params -o "$W/pre" \
+  -e static_library,h target="$TARGET" auto_schedule=true "$MP" -p "$PLUGIN" -s TCost \
+  >"$W/pre.log" 2>&1; then
+  bad "TCOST_PRERANK beside a layout model: accepted"
+else
+  grep -q "pre-ranking model is for models that read syntax trees" "$W/pre.log" && ok ||
+    { bad "TCOST_PRERANK beside a layout model: unclear"; cat "$W/pre.log"; }
+fi
 
 echo "plugin: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,0 +1,126 @@
+// The tuner's two stages, with stand-in models: a layout model ranks every candidate, a model
+// that reads syntax trees ranks again the best of them, and the round measures its favourites.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <numeric>
+#include <set>
+
+#include "core/error.h"
+#include "halide/featurize.h"
+#include "halide/result_log.h"
+#include "halide/zoo.h"
+#include "train/cost_model.h"
+#include "tune/tuner.h"
+
+namespace tcost {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Ranks candidates in the order they come; counts its refits.
+class PoolOrderModel final : public train::CostModel {
+ public:
+  std::string name() const override { return "pool-order"; }
+  Collection collection() const override { return Collection::kLayout; }
+  std::vector<double> score(const Graph& g) override {
+    std::vector<double> c;
+    for (int64_t i = 0; i < g.num_configs; ++i) c.push_back(static_cast<double>(i));
+    return c;
+  }
+  std::vector<double> score(const AstSet&) override { throw InputError("graphs only"); }
+  void refit(const std::vector<Graph>&, const train::RefitOptions&) override { ++refits; }
+  void save(const std::string&) const override {}
+  int refits = 0;
+};
+
+// Prefers the largest syntax trees; remembers what it was asked to rank.
+class LargestTreeModel final : public train::CostModel {
+ public:
+  std::string name() const override { return "largest-tree"; }
+  Collection collection() const override { return Collection::kAst; }
+  std::vector<double> score(const Graph&) override { throw InputError("trees only"); }
+  std::vector<double> score(const AstSet& s) override {
+    std::vector<double> c;
+    for (int64_t i = 0; i < s.num_configs; ++i)
+      c.push_back(-static_cast<double>(s.node_offsets[i + 1] - s.node_offsets[i]));
+    seen.push_back({s, c});
+    return c;
+  }
+  void refit(const std::vector<Graph>&, const train::RefitOptions&) override { ++refits; }
+  void save(const std::string&) const override {}
+  std::vector<std::pair<AstSet, std::vector<double>>> seen;
+  int refits = 0;
+};
+
+// The stage encoding (configuration features) of configuration i.
+std::vector<float> row(const std::vector<float>& feat, int width, size_t i) {
+  return {feat.begin() + static_cast<long>(i) * width,
+          feat.begin() + static_cast<long>(i + 1) * width};
+}
+
+TEST(TwoStageTuning, TheTreeModelReRanksTheLayoutModelsBest) {
+  const fs::path dir = fs::temp_directory_path() / "tcost_tune_test";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const halide::Program p = halide::zoo_program("matmul_192");
+  tune::TuneOptions o;
+  o.budget = 5;  // the default schedule and one round of four
+  o.per_round = 4;
+  o.explore = 0;
+  o.candidates = 64;
+  o.rerank = 12;
+  o.time_budget_min = 0;
+  o.threads = 1;
+  o.workers = 1;
+  o.max_run_seconds = 0.05;
+  o.quiet = true;
+  o.log = (dir / "tune.jsonl").string();
+  PoolOrderModel layout;
+  LargestTreeModel trees;
+
+  // The models must fit: a tree model needs a layout model first, a layout model needs none.
+  EXPECT_THROW(tune::tune(p, &trees, o), InputError);
+  EXPECT_THROW(tune::tune(p, &trees, o, &trees), InputError);
+  EXPECT_THROW(tune::tune(p, &layout, o, &layout), UsageError);
+  EXPECT_THROW(tune::tune(p, nullptr, o, &layout), UsageError);
+
+  const tune::TuneResult r = tune::tune(p, &trees, o, &layout);
+  EXPECT_EQ(r.measured, 5);
+  EXPECT_GT(r.best_ns, 0);
+  ASSERT_EQ(trees.seen.size(), 1u);  // one round
+  const auto& [set, cost] = trees.seen.front();
+  ASSERT_EQ(set.num_configs, 12);  // the layout model's best 12, lowered
+  EXPECT_EQ(layout.refits, 1);     // the layout model is refit, the tree model is not
+  EXPECT_EQ(trees.refits, 0);
+
+  // The round measured the tree model's four favourites among them.
+  std::vector<size_t> ids(12);
+  std::iota(ids.begin(), ids.end(), 0);
+  std::stable_sort(ids.begin(), ids.end(), [&](size_t a, size_t b) { return cost[a] < cost[b]; });
+  std::set<std::vector<float>> expected;
+  for (size_t k = 0; k < 4; ++k)
+    expected.insert(row(set.config_feat, set.config_feat_width, ids[k]));
+  std::vector<halide::Schedule> measured;
+  const halide::Schedule def = halide::default_schedule(p.info());
+  const halide::ResultLog log(o.log);
+  for (const auto& rec : log.records()) {
+    halide::Schedule s = halide::schedule_from_json(rec.at("schedule"));
+    if (rec.value("pass", 1) == 1 && !(s == def)) measured.push_back(std::move(s));
+  }
+  ASSERT_EQ(measured.size(), 4u);
+  const Graph g = halide::layout_graph(p.info(), measured, {});
+  std::set<std::vector<float>> got;
+  for (size_t i = 0; i < 4; ++i)
+    got.insert(row(g.config_feat, static_cast<int>(g.config_feat.size() / 4), i));
+  EXPECT_EQ(got, expected);
+  // ... which are not the layout model's four favourites (else this would show nothing).
+  std::set<std::vector<float>> first;
+  for (size_t k = 0; k < 4; ++k) first.insert(row(set.config_feat, set.config_feat_width, k));
+  EXPECT_NE(first, expected);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace tcost
