@@ -60,6 +60,10 @@ class CostModel {
 // threads (0: their default).
 std::unique_ptr<CostModel> load_cost_model(const std::string& checkpoint, int threads = 0);
 
+// Costs standardised over a program's configurations: mean 0, standard deviation 1 (all zero
+// when they tie). How an ensemble combines its members, and tuning its two stages.
+std::vector<double> standardised(std::vector<double> cost);
+
 // An ensemble of cost models: each member's costs for a program are standardised over its
 // configurations (z-scores; a member that ties them all adds zeros), then averaged with the
 // weights (positive; empty = equal). Members may read different views (layout and syntax

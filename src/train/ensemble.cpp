@@ -41,19 +41,6 @@ std::string member_path(const std::string& ensemble_file, const std::string& che
   return (fs::path(ensemble_file).parent_path() / checkpoint).string();
 }
 
-// Costs standardised over a program's configurations: mean 0, standard deviation 1 (all zero
-// when they tie).
-std::vector<double> standardised(std::vector<double> c) {
-  if (c.empty()) return c;
-  const double n = static_cast<double>(c.size());
-  const double mean = std::accumulate(c.begin(), c.end(), 0.0) / n;
-  double var = 0;
-  for (double x : c) var += (x - mean) * (x - mean);
-  const double sd = std::sqrt(var / n);
-  for (double& x : c) x = sd > 0 && std::isfinite(sd) ? (x - mean) / sd : 0.0;
-  return c;
-}
-
 class EnsembleCostModel final : public CostModel {
  public:
   EnsembleCostModel(std::vector<std::unique_ptr<CostModel>> members, std::vector<double> weights)
@@ -236,6 +223,17 @@ std::unique_ptr<CostModel> load_ensemble(const std::string& path, int threads) {
   } catch (const UsageError& e) {
     throw InputError(fmt::format("{}: {}", path, e.what()));
   }
+}
+
+std::vector<double> standardised(std::vector<double> c) {
+  if (c.empty()) return c;
+  const double n = static_cast<double>(c.size());
+  const double mean = std::accumulate(c.begin(), c.end(), 0.0) / n;
+  double var = 0;
+  for (double x : c) var += (x - mean) * (x - mean);
+  const double sd = std::sqrt(var / n);
+  for (double& x : c) x = sd > 0 && std::isfinite(sd) ? (x - mean) / sd : 0.0;
+  return c;
 }
 
 }  // namespace tcost::train

@@ -39,7 +39,9 @@ std::vector<size_t> by_cost(const std::vector<double>& cost, const std::vector<s
 
 // The order in which to try `pool`: by `model` alone when `prerank` is null; else in two
 // stages, by `prerank` (a layout model), then the best `rerank` of that order lowered to syntax
-// trees and ordered by `model`, the rest behind them in prerank's order. A candidate Halide
+// trees and ordered by both models, their standardised costs over those candidates averaged
+// (the layout model is refit on the program's measurements, the syntax-tree model is not: each
+// knows what the other does not), the rest behind them in prerank's order. A candidate Halide
 // will not lower (the sampler's are valid by construction, so that would be a bug) leaves the
 // first stage's order, said on stderr.
 std::vector<size_t> rank_pool(const halide::Program& p, const std::vector<Schedule>& pool,
@@ -47,16 +49,24 @@ std::vector<size_t> rank_pool(const halide::Program& p, const std::vector<Schedu
   const Graph g = halide::layout_graph(p.info(), pool, {});
   std::vector<size_t> order(pool.size());
   std::iota(order.begin(), order.end(), 0);
-  order = by_cost((prerank != nullptr ? *prerank : model).score(g), order);
+  const std::vector<double> first = (prerank != nullptr ? *prerank : model).score(g);
+  order = by_cost(first, order);
   if (prerank == nullptr) return order;
   const size_t top = std::min(order.size(), static_cast<size_t>(std::max(1, rerank)));
   std::vector<size_t> ids(order.begin(), order.begin() + static_cast<long>(top));
   std::vector<Schedule> best;
-  for (size_t i : ids) best.push_back(pool[i]);
+  std::vector<double> layout_cost;
+  for (size_t i : ids) {
+    best.push_back(pool[i]);
+    layout_cost.push_back(first[i]);
+  }
   try {
     const Graph gb = halide::layout_graph(p.info(), best, {});
     const AstSet trees = halide::ast_set(p, best, {});
-    ids = by_cost(model.score(train::Views{&gb, &trees}), ids);
+    std::vector<double> cost = train::standardised(model.score(train::Views{&gb, &trees}));
+    const std::vector<double> z = train::standardised(layout_cost);
+    for (size_t k = 0; k < cost.size(); ++k) cost[k] += z[k];
+    ids = by_cost(cost, ids);
   } catch (const InputError& e) {
     fmt::print(stderr, "{}: re-ranking skipped: {}\n", p.name(), e.what());
     return order;

@@ -1,8 +1,10 @@
 // The tuner's two stages, with stand-in models: a layout model ranks every candidate, a model
-// that reads syntax trees ranks again the best of them, and the round measures its favourites.
+// that reads syntax trees ranks the best of them again beside it, and the round measures the
+// favourites of the two together.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <numeric>
 #include <set>
@@ -54,6 +56,16 @@ class LargestTreeModel final : public train::CostModel {
   int refits = 0;
 };
 
+// Mean 0, standard deviation 1.
+std::vector<double> zscores(const std::vector<double>& c) {
+  double mean = 0, var = 0;
+  for (double x : c) mean += x / static_cast<double>(c.size());
+  for (double x : c) var += (x - mean) * (x - mean) / static_cast<double>(c.size());
+  std::vector<double> z;
+  for (double x : c) z.push_back((x - mean) / std::sqrt(var));
+  return z;
+}
+
 // The stage encoding (configuration features) of configuration i.
 std::vector<float> row(const std::vector<float>& feat, int width, size_t i) {
   return {feat.begin() + static_cast<long>(i) * width,
@@ -95,10 +107,15 @@ TEST(TwoStageTuning, TheTreeModelReRanksTheLayoutModelsBest) {
   EXPECT_EQ(layout.refits, 1);     // the layout model is refit, the tree model is not
   EXPECT_EQ(trees.refits, 0);
 
-  // The round measured the tree model's four favourites among them.
+  // The round measured the four best among them by both models' standardised costs averaged
+  // (the layout model's costs of its best 12 are 0..11).
+  std::vector<double> layout_cost(12);
+  std::iota(layout_cost.begin(), layout_cost.end(), 0.0);
+  const std::vector<double> zt = zscores(cost), zl = zscores(layout_cost);
   std::vector<size_t> ids(12);
   std::iota(ids.begin(), ids.end(), 0);
-  std::stable_sort(ids.begin(), ids.end(), [&](size_t a, size_t b) { return cost[a] < cost[b]; });
+  std::stable_sort(ids.begin(), ids.end(),
+                   [&](size_t a, size_t b) { return zt[a] + zl[a] < zt[b] + zl[b]; });
   std::set<std::vector<float>> expected;
   for (size_t k = 0; k < 4; ++k)
     expected.insert(row(set.config_feat, set.config_feat_width, ids[k]));
@@ -115,10 +132,19 @@ TEST(TwoStageTuning, TheTreeModelReRanksTheLayoutModelsBest) {
   for (size_t i = 0; i < 4; ++i)
     got.insert(row(g.config_feat, static_cast<int>(g.config_feat.size() / 4), i));
   EXPECT_EQ(got, expected);
-  // ... which are not the layout model's four favourites (else this would show nothing).
+  // ... which are not the layout model's four favourites alone (else this would show nothing).
   std::set<std::vector<float>> first;
   for (size_t k = 0; k < 4; ++k) first.insert(row(set.config_feat, set.config_feat_width, k));
   EXPECT_NE(first, expected);
+  // ... nor the tree model's alone.
+  std::vector<size_t> by_tree(12);
+  std::iota(by_tree.begin(), by_tree.end(), 0);
+  std::stable_sort(by_tree.begin(), by_tree.end(),
+                   [&](size_t a, size_t b) { return cost[a] < cost[b]; });
+  std::set<std::vector<float>> tree_alone;
+  for (size_t k = 0; k < 4; ++k)
+    tree_alone.insert(row(set.config_feat, set.config_feat_width, by_tree[k]));
+  EXPECT_NE(tree_alone, expected);
   fs::remove_all(dir);
 }
 
