@@ -101,7 +101,7 @@ void run_tune(TuneCliOptions& o) {
     const Graph g = halide::layout_graph(p.info(), def, {});
     if (prerank) {
       prerank->score(g);
-      const AstSet trees = halide::ast_set(p, def, {});
+      const AstSet trees = halide::ast_set(p, def, g);
       model->score(train::Views{&g, &trees});
     } else {
       model->score(g);

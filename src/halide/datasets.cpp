@@ -97,9 +97,11 @@ bool same_schedules(const AstSet& a, const Graph& layout) {
 }  // namespace
 
 AstSet ast_set(const Program& program, const std::vector<Schedule>& schedules,
-               const std::vector<int64_t>& runtime_ns) {
+               const Graph& layout) {
   const ProgramInfo& p = program.info();
-  const Graph layout = layout_graph(p, schedules, runtime_ns);
+  TCOST_CHECK(layout.num_configs == static_cast<int64_t>(schedules.size()),
+              "{}: {} schedules, a layout graph of {} configurations", p.instance, schedules.size(),
+              layout.num_configs);
   AstSet a;
   a.name = p.instance;
   a.num_configs = static_cast<int64_t>(schedules.size());
@@ -156,7 +158,7 @@ void write_datasets(const std::string& out, const InstanceName& in, const Progra
       // rewritten below
     }
   }
-  const AstSet a = ast_set(program, m.schedules, m.runtime_ns);
+  const AstSet a = ast_set(program, m.schedules, layout);
   save_ast(ast_path, a, true);
   ++summary.ast_written;
 }

@@ -57,11 +57,11 @@ Measured measured_configs(const ResultLog& log, const std::vector<size_t>& posit
                           const ProgramInfo& p, const MeasuredOn& on = {});
 
 // The syntax trees of `schedules` (lower_ast), one configuration each, in order, with the
-// layout graph's stage encodings as configuration features (so that a tree file and its layout
-// twin can be matched); runtimes may be empty (candidates not measured yet). InputError when
-// Halide rejects a schedule.
-AstSet ast_set(const Program& program, const std::vector<Schedule>& schedules,
-               const std::vector<int64_t>& runtime_ns);
+// stage encodings and runtimes of `layout`, their layout graph (layout_graph of the same
+// schedules; its runtimes may be zeros), so that a tree file and its layout twin can be
+// matched. InputError when Halide rejects a schedule; InternalError when `layout` holds
+// another count of configurations.
+AstSet ast_set(const Program& program, const std::vector<Schedule>& schedules, const Graph& layout);
 
 void write_datasets(const std::string& out, const InstanceName& in, const Program& program,
                     const Measured& m, bool with_ast, CollectSummary& summary);

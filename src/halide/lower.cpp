@@ -93,9 +93,9 @@ class TreeBuilder : public Internal::IRVisitor {
   // Adds a node and visits the IR node's children below it (or, past the size cap, visits
   // nothing more).
   template <typename Node>
-  void nest(const Node* op, int kind, double extent = 0, const Access& a = {}) {
+  void nest(const Node* op, int kind, double extent = 0, double bytes = 0, const Access& a = {}) {
     if (full()) return;
-    stack_.push_back(add(kind, extent, 0, 0, a));
+    stack_.push_back(add(kind, extent, bytes, 0, a));
     const double saved = trips_;
     if (extent > 0) trips_ *= extent;
     IRVisitor::visit(op);
@@ -109,8 +109,9 @@ class TreeBuilder : public Internal::IRVisitor {
   void access(int kind, Type t, const Expr& index, const Expr& value) {
     if (full()) return;
     Access a = value_of(t);
-    a.stride = log_stride(index, 1);
-    a.outer_stride = log_stride(index, 2);
+    const Expr base = expanded_base(index);
+    a.stride = log_stride(base, 1);
+    a.outer_stride = log_stride(base, 2);
     stack_.push_back(add(kind, 0, access_bytes(t), unit_stride(index), a));
     ++in_index_;
     index.accept(this);
@@ -125,14 +126,17 @@ class TreeBuilder : public Internal::IRVisitor {
     }
     stack_.pop_back();
   }
-  // log2(1 + |s|), s the elements `index` moves when the `k`-th innermost enclosing loop's
-  // variable steps by one (a vector index by its first lane); -1 when s is not a constant.
-  double log_stride(const Expr& index, size_t k) const {
-    if (loop_vars_.size() < k) return 0;
+  // An index as the loops see it: a vector index by its first lane, the lets in scope expanded.
+  Expr expanded_base(const Expr& index) const {
     Expr base = index;
     if (const auto* r = base.as<Internal::Ramp>()) base = r->base;
     if (const auto* b = base.as<Internal::Broadcast>()) base = b->value;
-    if (!lets_.empty()) base = Internal::substitute(lets_, base);
+    return lets_.empty() ? base : Internal::substitute(lets_, base);
+  }
+  // log2(1 + |s|), s the elements `base` (expanded_base) moves when the `k`-th innermost
+  // enclosing loop's variable steps by one; -1 when s is not a constant.
+  double log_stride(const Expr& base, size_t k) const {
+    if (loop_vars_.size() < k) return 0;
     const std::string& var = loop_vars_[loop_vars_.size() - k];
     if (!Internal::expr_uses_var(base, var)) return 0;
     if (!base.type().is_scalar()) return -1;
@@ -210,10 +214,7 @@ class TreeBuilder : public Internal::IRVisitor {
       const int64_t* c = Internal::as_const_int(e);
       bytes *= c != nullptr ? static_cast<double>(*c) : 1.0;
     }
-    if (full()) return;
-    stack_.push_back(add(kAstAllocate, 0, bytes, 0));
-    IRVisitor::visit(op);
-    stack_.pop_back();
+    nest(op, kAstAllocate, 0, bytes);
   }
   void visit(const Internal::ProducerConsumer* op) override { nest(op, kAstBlock); }
   // Arithmetic on values (float, or integer in a stored value outside any index), not on
@@ -221,7 +222,7 @@ class TreeBuilder : public Internal::IRVisitor {
   template <typename Node>
   void arith(const Node* op, int kind) {
     if (op->type.is_float() || (in_value_ > 0 && in_index_ == 0)) {
-      nest(op, kind, 0, value_of(op->type));
+      nest(op, kind, 0, 0, value_of(op->type));
     } else {
       IRVisitor::visit(op);
     }

@@ -62,7 +62,7 @@ std::vector<size_t> rank_pool(const halide::Program& p, const std::vector<Schedu
   }
   try {
     const Graph gb = halide::layout_graph(p.info(), best, {});
-    const AstSet trees = halide::ast_set(p, best, {});
+    const AstSet trees = halide::ast_set(p, best, gb);
     std::vector<double> cost = train::standardised(model.score(train::Views{&gb, &trees}));
     const std::vector<double> z = train::standardised(layout_cost);
     for (size_t k = 0; k < cost.size(); ++k) cost[k] += z[k];
