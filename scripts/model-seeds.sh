@@ -6,7 +6,8 @@
 # per test family and overall, next to the data's noise ceilings from its manifest. Then the
 # ensembles (`tcost ensemble`, standardised costs averaged) of each seed's models, scored from
 # both views. An ensemble is MEMBER+MEMBER..., each member optionally MODEL*WEIGHT (default 1).
-# REUSE=1 keeps checkpoints already in out/model-seeds (scores only what is missing).
+# REUSE=1 keeps checkpoints already in out/model-seeds (trains only what is missing; training:
+# scripts/train-seeds.sh, scoring: scripts/test_scores.py).
 # usage: scripts/model-seeds.sh [SEEDS...]   (after scripts/build.sh; about 12 minutes)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,14 +16,11 @@ SEEDS=("$@")
 OUT=out/model-seeds
 mkdir -p "$OUT"
 for m in gcn-baseline sage tgraph xgb ast-gcn tgraph-ast; do
-  data=data/halide/layout
-  [ "$m" = ast-gcn ] && data=data/halide/ast
-  [ "$m" = tgraph-ast ] && data=data/halide  # both views side by side
-  for s in "${SEEDS[@]}"; do
-    [ -n "${REUSE:-}" ] && [ -f "$OUT/$m-$s.pt" ] && continue
-    build/tcost train --data "$data" --model "$m" --seed "$s" --out "$OUT/$m-$s.pt" --quiet \
-      --threads 1 >/dev/null
-  done
+  if [ -n "${REUSE:-}" ]; then
+    bash scripts/train-seeds.sh "$m" "${SEEDS[@]}"
+  else
+    RETRAIN=1 bash scripts/train-seeds.sh "$m" "${SEEDS[@]}"
+  fi
 done
 ENSEMBLES=(tgraph+xgb tgraph+ast-gcn "tgraph+ast-gcn*3" tgraph+ast-gcn+xgb ast-gcn+xgb "ast-gcn*3+xgb"
   tgraph-ast+xgb tgraph-ast+ast-gcn)
@@ -38,39 +36,32 @@ for e in "${ENSEMBLES[@]}"; do
     build/tcost ensemble --out "$OUT/$e-$s.ens" "${args[@]}" >/dev/null
   done
 done
-PYTHONPATH=build/python /usr/bin/python3 - "$OUT" "${ENSEMBLES[@]}" -- "${SEEDS[@]}" <<'PYEOF'
-import glob, json, math, os, re, sys
+PYTHONPATH=build/python:scripts /usr/bin/python3 - "$OUT" "${ENSEMBLES[@]}" -- "${SEEDS[@]}" <<'PYEOF'
+import json, sys
 import numpy as np
-import tcost
+from test_scores import family, geomean, score, test_views
 out = sys.argv[1]
 cut = sys.argv.index("--")
 ensembles, seeds = sys.argv[2:cut], sys.argv[cut + 1:]
 noise = json.load(open("data/halide/manifest.json"))["noise"]
-family = lambda name: re.sub(r"_[0-9][0-9x]*$", "", name)
+views = test_views()
 rows = {}
-files = sorted(glob.glob("data/halide/layout/test/*.npz"))
-names = [os.path.basename(f)[:-4] for f in files]
-views = {v: [tcost.load(f"data/halide/{v}/test/{n}.npz") for n in names] for v in ("layout", "ast")}
 for m in ["gcn-baseline", "sage", "tgraph", "xgb", "ast-gcn", "tgraph-ast"] + ensembles:
     per_seed = []  # per seed: {family: ([tau], [s1], [s5])}
     for s in seeds:
-        path = f"{out}/{m}-{s}." + ("ens" if "+" in m else "pt")
-        model = tcost.Model(path, threads=1)
         fam = {}
-        for name, g, a in zip(names, views["layout"], views["ast"]):
-            cost = model.predict(g, ast=a)  # each model reads the view(s) it needs
-            truth = g["config_runtime"]
+        for name, tau, s1, s5 in score(f"{out}/{m}-{s}." + ("ens" if "+" in m else "pt"), views):
             t = fam.setdefault(family(name), ([], [], []))
-            t[0].append(tcost.kendall_tau(cost, truth))
-            t[1].append(1 + tcost.slowdown(cost, truth, 1))
-            t[2].append(1 + tcost.slowdown(cost, truth, 5))
+            t[0].append(tau)
+            t[1].append(s1)
+            t[2].append(s5)
         per_seed.append(fam)
     rows[m] = per_seed
 fams = sorted(rows["tgraph"][0])
 def cell(per_seed, fs):
     taus = [np.mean([t for f in fs for t in ps[f][0]]) for ps in per_seed]
-    s1 = math.exp(np.mean([math.log(x) for ps in per_seed for f in fs for x in ps[f][1]]))
-    s5 = math.exp(np.mean([math.log(x) for ps in per_seed for f in fs for x in ps[f][2]]))
+    s1 = geomean([x for ps in per_seed for f in fs for x in ps[f][1]])
+    s5 = geomean([x for ps in per_seed for f in fs for x in ps[f][2]])
     return f"{np.mean(taus):.3f} ± {np.std(taus):.3f} / {s1:.2f}x / {s5:.2f}x"
 print(f"Seeds {', '.join(seeds)}; cells: mean test tau ± sd over seeds / geomean slowdown@1 / @5.")
 print(f"Noise ceilings of the data: same-run tau {noise['same_run_tau']:.3f}, cross-session tau {noise.get('cross_session_tau', float('nan')):.3f}.")

@@ -1,7 +1,7 @@
 // The in-memory cost models behind train/cost_model.h:
 //   NeuralCostModel - a LibTorch network with its normaliser; refit fine-tunes it with the loss
 //                     it was trained with (AdamW, clipping), on seeded batches of the measured
-//                     configurations.
+//                     configurations in the views it reads (graphs, syntax trees or both).
 //   XgbCostModel    - the XGBoost booster, loaded once; refit adds boosting rounds fitted to
 //                     the measured graphs (training continuation).
 #include "train/cost_model.h"
@@ -37,6 +37,20 @@ void check_fits(const Graph& g, const model::Normalizer& n, const std::string& m
   }
 }
 
+// InputError unless v holds the views a model reads: the graph, the syntax trees, or both.
+void require_views(const Views& v, bool graph, bool trees, const std::string& model) {
+  const bool no_graph = graph && v.graph == nullptr;
+  const bool no_trees = trees && v.ast == nullptr;
+  if (!no_graph && !no_trees) return;
+  throw InputError(fmt::format("{} reads {}; {} not given", model,
+                               graph && trees ? "layout graphs and their syntax trees"
+                               : graph        ? "graphs"
+                                              : "syntax trees",
+                               no_graph && no_trees ? "neither was"
+                               : no_graph           ? "the graph was"
+                                                    : "the trees were"));
+}
+
 class NeuralCostModel final : public CostModel {
  public:
   explicit NeuralCostModel(Checkpoint ck) : ck_(std::move(ck)) {}
@@ -64,11 +78,7 @@ class NeuralCostModel final : public CostModel {
 
   std::vector<double> score(const Views& v) override {
     if (!ck_.normalizer.trees) return CostModel::score(v);
-    if (v.graph == nullptr || v.ast == nullptr) {
-      throw InputError(fmt::format("{} reads layout graphs and their syntax trees; {} not given",
-                                   name(),
-                                   v.graph == nullptr ? "the graph was" : "the trees were"));
-    }
+    require_views(v, true, true, name());
     check_fits(*v.graph, ck_.normalizer, name());  // select_views checks the trees fit the graph
     const auto prepared = model::prepare_graph(*v.graph, ck_.normalizer, ck_.model->prune_hops());
     return predict_prepared(*ck_.model, prepared, kChunk, ck_.meta.model.hidden, v.ast,
@@ -82,16 +92,27 @@ class NeuralCostModel final : public CostModel {
     return predict_ast(*ck_.model, s, ck_.normalizer, kChunk);
   }
 
-  void refit(const std::vector<Graph>& measured, const RefitOptions& o) override {
-    if (collection() == Collection::kAst || ck_.normalizer.trees) {
-      throw InputError(
-          fmt::format("{} refits on syntax trees, which tuning does not build", name()));
-    }
-    std::vector<model::PreparedGraph> items;
-    for (const Graph& g : measured) {
-      if (g.num_configs < 2) continue;
-      check_fits(g, ck_.normalizer, name());
-      items.push_back(model::prepare_graph(g, ck_.normalizer, ck_.model->prune_hops()));
+  void refit(const std::vector<Views>& measured, const RefitOptions& o) override {
+    // Each program in the views the network reads; every step draws a batch from one of them.
+    struct Item {
+      model::PreparedGraph graph;     // the layout or tile view (not read by ast-gcn)
+      const AstSet* trees = nullptr;  // the syntax-tree view (ast-gcn, tgraph-ast)
+      int64_t configs = 0;
+    };
+    const bool reads_graph = collection() != Collection::kAst;
+    const bool reads_trees = !reads_graph || ck_.normalizer.trees != nullptr;
+    std::vector<Item> items;
+    for (const Views& v : measured) {
+      require_views(v, reads_graph, reads_trees, name());
+      Item it;
+      it.configs = reads_graph ? v.graph->num_configs : v.ast->num_configs;
+      if (it.configs < 2) continue;
+      if (reads_trees) it.trees = v.ast;
+      if (reads_graph) {
+        check_fits(*v.graph, ck_.normalizer, name());
+        it.graph = model::prepare_graph(*v.graph, ck_.normalizer, ck_.model->prune_hops());
+      }
+      items.push_back(std::move(it));
     }
     if (items.empty() || o.steps <= 0) return;
     if (!opt_) {
@@ -104,13 +125,16 @@ class NeuralCostModel final : public CostModel {
     std::mt19937_64 rng(o.seed);
     torch::manual_seed(o.seed);
     for (int step = 0; step < o.steps; ++step) {
-      const auto& g = items[step % items.size()];
-      std::vector<int64_t> idx(static_cast<size_t>(g.num_configs()));
+      const Item& it = items[step % items.size()];
+      std::vector<int64_t> idx(static_cast<size_t>(it.configs));
       std::iota(idx.begin(), idx.end(), 0);
       std::shuffle(idx.begin(), idx.end(), rng);
       idx.resize(std::min<size_t>(idx.size(), static_cast<size_t>(o.configs_per_step)));
-      optimizer_step(*ck_.model, *opt_, model::select_configs(g, torch::tensor(idx)),
-                     ck_.normalizer, so);
+      const model::PreparedGraph batch =
+          !reads_graph          ? model::prepare_ast_batch(*it.trees, idx, ck_.normalizer)
+          : it.trees != nullptr ? model::select_views(it.graph, *it.trees, idx, ck_.normalizer)
+                                : model::select_configs(it.graph, torch::tensor(idx));
+      optimizer_step(*ck_.model, *opt_, batch, ck_.normalizer, so);
     }
   }
 
@@ -136,12 +160,13 @@ class XgbCostModel final : public CostModel {
   std::vector<double> score(const AstSet& s) override {
     throw InputError(fmt::format("{}: syntax trees need an ast-gcn model, not xgb", s.name));
   }
-  void refit(const std::vector<Graph>& measured, const RefitOptions& o) override {
+  void refit(const std::vector<Views>& measured, const RefitOptions& o) override {
     std::vector<Graph> usable;
-    for (const Graph& g : measured) {
-      if (g.num_configs < 2) continue;
-      check_fits(g, ck_.normalizer, name());
-      usable.push_back(g);
+    for (const Views& v : measured) {
+      require_views(v, true, false, name());
+      if (v.graph->num_configs < 2) continue;
+      check_fits(*v.graph, ck_.normalizer, name());
+      usable.push_back(*v.graph);
     }
     if (!usable.empty() && o.steps > 0) booster_.boost(usable, o.steps);
   }

@@ -50,8 +50,12 @@ class CostModel {
   virtual std::vector<double> score(const Views& v);
   // The collections it reads: its own, or its members' for an ensemble (layout first).
   virtual std::vector<Collection> collections() const { return {collection()}; }
-  // Fine-tunes on measured graphs (every configuration's runtime known), in memory.
-  virtual void refit(const std::vector<Graph>& measured, const RefitOptions& o) = 0;
+  // Fine-tunes in memory on measured programs (every configuration's runtime known), each given
+  // in the views it reads, as score(Views) takes them: v.graph for the layout and tile models
+  // and xgb, v.ast for ast-gcn, both for tgraph-ast (an ensemble gives each member its own).
+  // Programs with fewer than two configurations are skipped. InputError naming a view it needs
+  // and did not get, or one that does not fit.
+  virtual void refit(const std::vector<Views>& measured, const RefitOptions& o) = 0;
   // A checkpoint that load_cost_model reads back (written atomically).
   virtual void save(const std::string& path) const = 0;
 };

@@ -113,7 +113,7 @@ class EnsembleCostModel final : public CostModel {
     return sum;
   }
 
-  void refit(const std::vector<Graph>& measured, const RefitOptions& o) override {
+  void refit(const std::vector<Views>& measured, const RefitOptions& o) override {
     for (auto& m : members_) m->refit(measured, o);
   }
 

@@ -40,10 +40,9 @@ std::vector<size_t> by_cost(const std::vector<double>& cost, const std::vector<s
 // The order in which to try `pool`: by `model` alone when `prerank` is null; else in two
 // stages, by `prerank` (a layout model), then the best `rerank` of that order lowered to syntax
 // trees and ordered by both models, their standardised costs over those candidates averaged
-// (the layout model is refit on the program's measurements, the syntax-tree model is not: each
-// knows what the other does not), the rest behind them in prerank's order. A candidate Halide
-// will not lower (the sampler's are valid by construction, so that would be a bug) leaves the
-// first stage's order, said on stderr.
+// (both refit on the program's measurements), the rest behind them in prerank's order. A candidate
+// Halide will not lower (the sampler's are valid by construction, so that would be a bug) leaves
+// the first stage's order, said on stderr.
 std::vector<size_t> rank_pool(const halide::Program& p, const std::vector<Schedule>& pool,
                               train::CostModel& model, train::CostModel* prerank, int rerank) {
   const Graph g = halide::layout_graph(p.info(), pool, {});
@@ -284,7 +283,17 @@ class Search {
     if (schedules.size() < 4) return;
     train::RefitOptions r = o_.refit_options;
     r.seed = o_.seed + static_cast<uint64_t>(schedules.size());
-    layout_model().refit({halide::layout_graph(p_.info(), schedules, runtimes)}, r);
+    const Graph g = halide::layout_graph(p_.info(), schedules, runtimes);
+    layout_model().refit({train::Views{&g}}, r);
+    if (prerank_ == nullptr) return;
+    // The syntax-tree model too, on the same measurements lowered to trees (they all ran, so
+    // they lower; if one did not, that would be a bug, said as rank_pool says it).
+    try {
+      const AstSet trees = halide::ast_set(p_, schedules, g);
+      model_->refit({train::Views{&g, &trees}}, r);
+    } catch (const InputError& e) {
+      fmt::print(stderr, "{}: syntax-tree model not refit: {}\n", p_.name(), e.what());
+    }
   }
 
   // The best schedule whose outputs were checked; schedules from the log that were measured

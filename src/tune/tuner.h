@@ -59,8 +59,8 @@ struct TuneResult {
 // `model` reads layout graphs, or it reads syntax trees (ast-gcn, tgraph-ast, an ensemble with
 // such members) and `prerank`, a layout model, ranks the candidates first (two stages: the
 // best o.rerank of its ranking are lowered and ranked again by `model`). `model` may be null
-// (random search). The layout model of the search (`prerank` when given, else `model`) is
-// refit in place; a syntax-tree model is not refit.
+// (random search). The models are refit in place on the program's measurements (o.refit), the
+// syntax-tree model on them lowered to syntax trees.
 TuneResult tune(const halide::Program& program, train::CostModel* model, const TuneOptions& o,
                 train::CostModel* prerank = nullptr);
 

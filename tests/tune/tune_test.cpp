@@ -1,6 +1,6 @@
 // The tuner's two stages, with stand-in models: a layout model ranks every candidate, a model
-// that reads syntax trees ranks the best of them again beside it, and the round measures the
-// favourites of the two together.
+// that reads syntax trees ranks the best of them again beside it, the round measures the
+// favourites of the two together, and both are refit on what it measured.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -32,9 +32,15 @@ class PoolOrderModel final : public train::CostModel {
     return c;
   }
   std::vector<double> score(const AstSet&) override { throw InputError("graphs only"); }
-  void refit(const std::vector<Graph>&, const train::RefitOptions&) override { ++refits; }
+  void refit(const std::vector<train::Views>& v, const train::RefitOptions&) override {
+    ASSERT_EQ(v.size(), 1u);
+    ASSERT_NE(v[0].graph, nullptr);
+    refit_runtimes = v[0].graph->runtime_ns;
+    ++refits;
+  }
   void save(const std::string&) const override {}
   int refits = 0;
+  std::vector<int64_t> refit_runtimes;  // of the last refit's graph
 };
 
 // Prefers the largest syntax trees; remembers what it was asked to rank.
@@ -50,10 +56,16 @@ class LargestTreeModel final : public train::CostModel {
     seen.push_back({s, c});
     return c;
   }
-  void refit(const std::vector<Graph>&, const train::RefitOptions&) override { ++refits; }
+  void refit(const std::vector<train::Views>& v, const train::RefitOptions&) override {
+    ASSERT_EQ(v.size(), 1u);
+    ASSERT_NE(v[0].ast, nullptr);
+    refit_trees = *v[0].ast;
+    ++refits;
+  }
   void save(const std::string&) const override {}
   std::vector<std::pair<AstSet, std::vector<double>>> seen;
   int refits = 0;
+  AstSet refit_trees;  // of the last refit
 };
 
 // Mean 0, standard deviation 1.
@@ -104,8 +116,15 @@ TEST(TwoStageTuning, TheTreeModelReRanksTheLayoutModelsBest) {
   ASSERT_EQ(trees.seen.size(), 1u);  // one round
   const auto& [set, cost] = trees.seen.front();
   ASSERT_EQ(set.num_configs, 12);  // the layout model's best 12, lowered
-  EXPECT_EQ(layout.refits, 1);     // the layout model is refit, the tree model is not
-  EXPECT_EQ(trees.refits, 0);
+  // Both models are refit on the round's measurements and the default's, the tree model on
+  // them lowered to syntax trees, with the same runtimes.
+  EXPECT_EQ(layout.refits, 1);
+  EXPECT_EQ(trees.refits, 1);
+  EXPECT_EQ(layout.refit_runtimes.size(), 5u);
+  EXPECT_EQ(trees.refit_trees.num_configs, 5);
+  EXPECT_EQ(trees.refit_trees.runtime_ns, layout.refit_runtimes);
+  EXPECT_TRUE(std::all_of(layout.refit_runtimes.begin(), layout.refit_runtimes.end(),
+                          [](int64_t ns) { return ns > 0; }));
 
   // The round measured the four best among them by both models' standardised costs averaged
   // (the layout model's costs of its best 12 are 0..11).

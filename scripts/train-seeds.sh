@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Trains MODEL on the shipped measured data with default options, one checkpoint per seed, at
+# out/model-seeds/MODEL-SEED.pt (--threads 1), the data root chosen by what the model reads:
+# layout graphs, the syntax trees for ast-gcn, both side by side for tgraph-ast. A checkpoint
+# already there is kept unless RETRAIN=1. Shared by scripts/model-seeds.sh and
+# scripts/seed-ensembles.sh.
+# usage: scripts/train-seeds.sh MODEL SEED...   (after scripts/build.sh)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ $# -ge 2 ] || { echo "usage: $0 MODEL SEED..." >&2; exit 2; }
+m=$1
+shift
+OUT=out/model-seeds
+mkdir -p "$OUT"
+data=data/halide/layout
+[ "$m" = ast-gcn ] && data=data/halide/ast
+[ "$m" = tgraph-ast ] && data=data/halide  # both views side by side
+for s in "$@"; do
+  [ -z "${RETRAIN:-}" ] && [ -f "$OUT/$m-$s.pt" ] && continue
+  build/tcost train --data "$data" --model "$m" --seed "$s" --out "$OUT/$m-$s.pt" --quiet \
+    --threads 1 >/dev/null
+done
