@@ -45,6 +45,8 @@ SETTINGS=(
   "ast-gcn-hinge-gap:ast:--model ast-gcn --loss hinge-gap"
   "ast-gcn-hinge-top:ast:--model ast-gcn --loss hinge-top"
   "ast-gcn-no-tree-attention:ast:--model ast-gcn --no-tree-attention"
+  "ast-gcn-listnet:ast:--model ast-gcn --loss listnet"
+  "tgraph-ast-listnet:both:--model tgraph-ast --loss listnet"
 )
 ENSEMBLES=(
   "tgraph+xgb=tgraph+xgb"
@@ -56,6 +58,7 @@ ENSEMBLES=(
   "tgraph+ast-gcn-pretrained-w3=tgraph+ast-gcn-pretrained*3"
   "tgraph-ast+xgb=tgraph-ast+xgb"
   "tgraph-ast+ast-gcn=tgraph-ast+ast-gcn"
+  "ast-gcn-listnet+tgraph-ast-listnet=ast-gcn-listnet+tgraph-ast-listnet"
 )
 if [ -n "${KFOLD_ONLY:-}" ]; then
   keep() { [[ ",$KFOLD_ONLY," == *",$1,"* ]]; }

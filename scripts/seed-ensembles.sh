@@ -21,23 +21,12 @@ for m in "${MODELS[@]}"; do
 done
 PYTHONPATH=build/python:scripts /usr/bin/python3 - "$OUT" "${MODELS[@]}" <<'PYEOF'
 import sys
-import numpy as np
-from test_scores import geomean, score, test_views
+from test_scores import HEADER, row, test_views
 out, models = sys.argv[1], sys.argv[2:]
 views = test_views()
-
-
-def row(label, paths):
-    r = [score(p, views) for p in paths]
-    taus = [np.mean([x[1] for x in per]) for per in r]
-    geo = lambda k: geomean([x[k] for per in r for x in per])
-    print(f"| {label} | {len(paths)} | {np.mean(taus):.3f} ± {np.std(taus):.3f} | "
-          f"{geo(2):.2f}x | {geo(3):.2f}x |")
-
-
-print("| model | checkpoints | mean test tau ± sd | geomean slowdown@1 | slowdown@5 |")
-print("|---|---|---|---|---|")
+print(HEADER)
 for m in models:
-    row(f"{m}, one seed each (seeds 0-8)", [f"{out}/{m}-{s}.pt" for s in range(9)])
-    row(f"{m}, three seeds averaged (0-2, 3-5, 6-8)", [f"{out}/{m}-x3-{g}.ens" for g in range(3)])
+    print(row(f"{m}, one seed each (seeds 0-8)", [f"{out}/{m}-{s}.pt" for s in range(9)], views))
+    print(row(f"{m}, three seeds averaged (0-2, 3-5, 6-8)",
+              [f"{out}/{m}-x3-{g}.ens" for g in range(3)], views))
 PYEOF

@@ -1,7 +1,9 @@
 """Scoring checkpoints on the test programs of the shipped data, as scripts/model-seeds.sh and
 scripts/seed-ensembles.sh do: each model (or ensemble file) reads the view(s) it needs of every
 test program; Kendall's tau-b and slowdown@k are tcost's own (the Python module).
-Import with PYTHONPATH=build/python:scripts."""
+Import with PYTHONPATH=build/python:scripts, or run it to print a table of checkpoints:
+  PYTHONPATH=build/python:scripts /usr/bin/python3 scripts/test_scores.py \
+      LABEL=CHECKPOINT[,CHECKPOINT...]...   (one row per label: its checkpoints pooled)"""
 import glob
 import math
 import os
@@ -38,3 +40,27 @@ def score(path, views):
 
 def geomean(values):
     return math.exp(np.mean([math.log(v) for v in values]))
+
+
+def row(label, paths, views):
+    """A markdown row: checkpoints, mean test tau ± sd over them, geomean slowdown@1 and @5 over
+    all of their test programs."""
+    r = [score(p, views) for p in paths]
+    taus = [np.mean([x[1] for x in per]) for per in r]
+    geo = lambda k: geomean([x[k] for per in r for x in per])
+    return (f"| {label} | {len(paths)} | {np.mean(taus):.3f} ± {np.std(taus):.3f} | "
+            f"{geo(2):.2f}x | {geo(3):.2f}x |")
+
+
+HEADER = ("| model | checkpoints | mean test tau ± sd | geomean slowdown@1 | slowdown@5 |\n"
+          "|---|---|---|---|---|")
+
+if __name__ == "__main__":
+    # usage: PYTHONPATH=build/python:scripts /usr/bin/python3 scripts/test_scores.py
+    #            LABEL=CHECKPOINT[,CHECKPOINT...]...   (one row per label)
+    import sys
+    views = test_views()
+    print(HEADER)
+    for arg in sys.argv[1:]:
+        label, _, paths = arg.partition("=")
+        print(row(label, paths.split(","), views))

@@ -68,9 +68,12 @@ void register_model_commands(CLI::App& app) {
   train->add_option("--configs", t->configs_per_step, "Configurations per graph per step")
       ->capture_default_str()
       ->check(CLI::Range(2, 100000));
-  train->add_option("--loss", t->loss, "listmle | hinge | hinge-gap | hinge-top | mse | auto")
+  train
+      ->add_option("--loss", t->loss,
+                   "listmle | hinge | hinge-gap | hinge-top | listnet | mse | auto")
       ->capture_default_str()
-      ->check(CLI::IsMember({"listmle", "hinge", "hinge-gap", "hinge-top", "mse", "auto"}));
+      ->check(
+          CLI::IsMember({"listmle", "hinge", "hinge-gap", "hinge-top", "listnet", "mse", "auto"}));
   train->add_option("--lr", t->lr, "Peak learning rate (AdamW)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 10.0));

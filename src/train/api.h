@@ -27,7 +27,7 @@ struct TrainOptions {
   bool cross_attention = true;   // tgraph: attention across configurations
   bool tree_attention = true;    // ast-gcn: attention across configurations (models.h)
   bool config_pool = false;      // tgraph: read out the configurable nodes' mean besides
-  std::string loss = "auto";     // listmle | hinge | hinge-gap | hinge-top | mse | auto (step.h)
+  std::string loss = "auto";     // listmle | hinge | hinge-gap | hinge-top | listnet | mse | auto
   int epochs = 40;
   int configs_per_step = 32;  // K configurations of one graph per step
   double lr = 1e-3;

@@ -56,6 +56,12 @@ torch::Tensor hinge_top_loss(const torch::Tensor& cost, const torch::Tensor& tar
   return weighted_hinge(cost, faster_pairs(cost, target) * change, margin);
 }
 
+torch::Tensor listnet_loss(const torch::Tensor& cost, const torch::Tensor& target,
+                           double temperature) {
+  const auto p = torch::softmax(-target.log() / temperature, 0).to(cost.dtype());
+  return -(p * torch::log_softmax(-cost, 0)).sum();
+}
+
 torch::Tensor mse_loss(const torch::Tensor& cost, const torch::Tensor& target, double log_mean,
                        double log_std) {
   const auto y = ((target.log() - log_mean) / log_std).to(cost.dtype());
@@ -69,10 +75,11 @@ std::string resolve_loss(const std::string& loss, const std::string& model) {
                                                          : "listmle";
   }
   if (loss == "listmle" || loss == "hinge" || loss == "hinge-gap" || loss == "hinge-top" ||
-      loss == "mse")
+      loss == "listnet" || loss == "mse")
     return loss;
   throw UsageError(fmt::format(
-      "--loss: expected listmle, hinge, hinge-gap, hinge-top, mse or auto, found '{}'", loss));
+      "--loss: expected listmle, hinge, hinge-gap, hinge-top, listnet, mse or auto, found '{}'",
+      loss));
 }
 
 torch::Tensor batch_loss(const torch::Tensor& cost, const model::PreparedGraph& batch,
@@ -81,6 +88,7 @@ torch::Tensor batch_loss(const torch::Tensor& cost, const model::PreparedGraph& 
   if (o.loss == "hinge") return hinge_loss(cost, batch.targets, o.margin);
   if (o.loss == "hinge-gap") return hinge_gap_loss(cost, batch.targets, o.margin);
   if (o.loss == "hinge-top") return hinge_top_loss(cost, batch.targets, o.margin);
+  if (o.loss == "listnet") return listnet_loss(cost, batch.targets);
   return mse_loss(cost, batch.targets, norm.log_target_mean, norm.log_target_std);
 }
 

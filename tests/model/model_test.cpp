@@ -17,6 +17,7 @@
 #include "train/checkpoint.h"
 #include "train/cost_model.h"
 #include "train/losses.h"
+#include "train/step.h"
 
 namespace tcost {
 namespace {
@@ -95,6 +96,32 @@ TEST(Losses, WeightedHingesCountBigGapsAndTheTopMost) {
   const auto good = torch::tensor({0.0f, 2.0f, 4.0f});
   EXPECT_DOUBLE_EQ(train::hinge_gap_loss(good, target, 1.0).item<double>(), 0.0);
   EXPECT_DOUBLE_EQ(train::hinge_top_loss(good, even, 1.0).item<double>(), 0.0);
+}
+
+// ListNet's top-one loss is about the fastest: a swap at the top costs more than the same swap
+// lower down, a configuration inside the noise of the fastest shares its weight, and the
+// gradient pushes the fastest configuration's cost down.
+TEST(Losses, ListNetIsAboutTheFastest) {
+  const auto even = torch::tensor({1.0, 2.0, 4.0}, torch::kFloat64);
+  const auto right = torch::tensor({-4.0f, 0.0f, 4.0f});
+  const auto swap_top = torch::tensor({0.0f, -4.0f, 4.0f});
+  const auto swap_low = torch::tensor({-4.0f, 4.0f, 0.0f});
+  const double r = train::listnet_loss(right, even).item<double>();
+  EXPECT_LT(r, 0.05);
+  EXPECT_GT(train::listnet_loss(swap_top, even).item<double>(), 50 * r);
+  EXPECT_LT(train::listnet_loss(swap_low, even).item<double>(), 2 * r);
+  // Two configurations 1% apart share the target weight: ranking either first costs about the
+  // same, next to ranking the 4x slower one first.
+  const auto close = torch::tensor({1.0, 1.01, 4.0}, torch::kFloat64);
+  const double a = train::listnet_loss(torch::tensor({-4.0f, 0.0f, 4.0f}), close).item<double>();
+  const double b = train::listnet_loss(torch::tensor({0.0f, -4.0f, 4.0f}), close).item<double>();
+  const double far = train::listnet_loss(torch::tensor({4.0f, 0.0f, -4.0f}), close).item<double>();
+  EXPECT_LT(std::abs(a - b), 0.1 * (far - a));
+  auto cost = torch::tensor({0.0f, 0.0f, 0.0f}, torch::requires_grad());
+  train::listnet_loss(cost, even).backward();
+  EXPECT_GT(cost.grad()[0].item<float>(), 0.0f);  // descending lowers the fastest's cost
+  EXPECT_LT(cost.grad()[2].item<float>(), 0.0f);
+  EXPECT_EQ(train::resolve_loss("listnet", "ast-gcn"), "listnet");
 }
 
 TEST(Models, EveryModelScoresLayoutAndTileGraphs) {
