@@ -59,6 +59,7 @@ ENSEMBLES=(
   "tgraph-ast+xgb=tgraph-ast+xgb"
   "tgraph-ast+ast-gcn=tgraph-ast+ast-gcn"
   "ast-gcn-listnet+tgraph-ast-listnet=ast-gcn-listnet+tgraph-ast-listnet"
+  "tgraph-ast+ast-gcn+both-listnet=tgraph-ast+ast-gcn+ast-gcn-listnet+tgraph-ast-listnet"
 )
 if [ -n "${KFOLD_ONLY:-}" ]; then
   keep() { [[ ",$KFOLD_ONLY," == *",$1,"* ]]; }
