@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -142,6 +143,26 @@ double slowdown(const py::handle& pred, const py::handle& truth, int64_t k) {
   return slowdown_at_k(p, t, k);
 }
 
+// The views of one program held by a graph dict (a layout/tile graph, or syntax trees when it
+// holds ast_node_kind) and an optional syntax-tree dict beside it.
+class Views {
+ public:
+  Views(const py::dict& graph, const py::object& ast) {
+    const NpzFile npz("<graph dict>", arrays_of(graph));
+    if (npz.has("ast_node_kind")) {
+      ast_ = read_ast(npz);
+    } else {
+      graph_ = read_graph(npz);
+      if (!ast.is_none()) ast_ = read_ast(NpzFile("<ast dict>", arrays_of(ast.cast<py::dict>())));
+    }
+  }
+  train::Views views() const { return {graph_ ? &*graph_ : nullptr, ast_ ? &*ast_ : nullptr}; }
+
+ private:
+  std::optional<Graph> graph_;
+  std::optional<AstSet> ast_;
+};
+
 // A checkpoint loaded once; graphs are dicts in the schema of the files it was trained on.
 class Model {
  public:
@@ -157,24 +178,35 @@ class Model {
     return out;
   }
 
-  // `ast`: the same configurations' syntax trees, for an ensemble that reads both views.
+  // `ast`: the same configurations' syntax trees, for a model that reads both views.
   py::array_t<double> predict(const py::dict& graph, const py::object& ast) {
-    const NpzFile npz("<graph dict>", arrays_of(graph));
+    const Views v(graph, ast);
     std::vector<double> cost;
-    if (!ast.is_none()) {
-      const NpzFile trees("<ast dict>", arrays_of(ast.cast<py::dict>()));
-      const Graph g = read_graph(npz);
-      const AstSet s = read_ast(trees);
+    {
       py::gil_scoped_release release;
-      cost = model_->score(train::Views{&g, &s});
-    } else {
-      py::gil_scoped_release release;
-      cost =
-          npz.has("ast_node_kind") ? model_->score(read_ast(npz)) : model_->score(read_graph(npz));
+      cost = model_->score(v.views());
     }
     py::array_t<double> out(static_cast<py::ssize_t>(cost.size()));
     std::copy(cost.begin(), cost.end(), out.mutable_data());
     return out;
+  }
+
+  // Fine-tunes in memory on one measured program (its runtimes in the dicts), as tuning does.
+  void refit(const py::dict& graph, const py::object& ast, int steps, double lr,
+             int configs_per_step, uint64_t seed) {
+    const Views v(graph, ast);
+    train::RefitOptions o;
+    o.steps = steps;
+    o.lr = lr;
+    o.configs_per_step = configs_per_step;
+    o.seed = seed;
+    py::gil_scoped_release release;
+    model_->refit({v.views()}, o);
+  }
+
+  void save(const std::string& path) const {
+    py::gil_scoped_release release;
+    model_->save(path);
   }
 
   // Configuration indices, predicted fastest first (ties keep index order, as `tcost rank`).
@@ -269,6 +301,12 @@ PYBIND11_MODULE(tcost, m) {
       .def("predict", &Model::predict, py::arg("graph"), py::arg("ast") = py::none(),
            "Predicted cost per configuration (higher = slower); ast: the same configurations' "
            "syntax trees, for an ensemble of graph and syntax-tree models")
-      .def("rank", &Model::rank, py::arg("graph"),
-           "Configuration indices, predicted fastest first");
+      .def("rank", &Model::rank, py::arg("graph"), "Configuration indices, predicted fastest first")
+      .def("refit", &Model::refit, py::arg("graph"), py::arg("ast") = py::none(),
+           py::arg("steps") = 30, py::arg("lr") = 3e-4, py::arg("configs_per_step") = 32,
+           py::arg("seed") = 0,
+           "Fine-tunes in memory on one measured program (the dicts' runtimes), as tuning does "
+           "(AdamW with the model's loss; XGBoost: boosting rounds)")
+      .def("save", &Model::save, py::arg("path"),
+           "Writes the model as it is now (after refits) as a checkpoint Model() reads back");
 }

@@ -255,6 +255,27 @@ class Models(unittest.TestCase):
             with self.assertRaisesRegex(tcost.Error, "absent.pt"):
                 tcost.Model(os.path.join(d, "bad.ens"))
 
+    def test_refit_learns_the_program_and_saves(self):
+        # Refit in memory on one measured program, the model ranks it better; saved, it loads
+        # back with the same predictions; the loaded checkpoint itself is untouched.
+        g = tcost.load(GRAPH)
+        m = tcost.Model(MODEL, threads=1)
+        before = tcost.kendall_tau(m.predict(g), g["config_runtime"])
+        m.refit(g, steps=60, lr=1e-3, seed=0)
+        after = m.predict(g)
+        self.assertGreater(tcost.kendall_tau(after, g["config_runtime"]), before + 0.05)
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "refit.pt")
+            m.save(path)
+            np.testing.assert_allclose(tcost.Model(path, threads=1).predict(g), after,
+                                       rtol=1e-5, atol=1e-5)
+        np.testing.assert_array_equal(tcost.Model(MODEL, threads=1).predict(g),
+                                      self.model.predict(g))
+        # A layout model is refused syntax trees alone.
+        trees = tcost.load(GRAPH.replace(os.sep + "layout" + os.sep, os.sep + "ast" + os.sep))
+        with self.assertRaises(tcost.Error):
+            m.refit(trees)
+
     def test_score_matches_the_cli(self):
         with tempfile.TemporaryDirectory() as d:
             pred = os.path.join(d, "pred.csv")
