@@ -150,6 +150,8 @@ class Views {
   Views(const py::dict& graph, const py::object& ast) {
     const NpzFile npz("<graph dict>", arrays_of(graph));
     if (npz.has("ast_node_kind")) {
+      if (!ast.is_none())
+        throw UsageError("graph holds syntax trees: pass them alone, or as ast= beside a graph");
       ast_ = read_ast(npz);
     } else {
       graph_ = read_graph(npz);

@@ -275,6 +275,8 @@ class Models(unittest.TestCase):
         trees = tcost.load(GRAPH.replace(os.sep + "layout" + os.sep, os.sep + "ast" + os.sep))
         with self.assertRaises(tcost.Error):
             m.refit(trees)
+        with self.assertRaisesRegex(tcost.Error, "holds syntax trees"):
+            m.predict(trees, ast=trees)
 
     def test_score_matches_the_cli(self):
         with tempfile.TemporaryDirectory() as d:
