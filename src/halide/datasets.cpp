@@ -98,19 +98,27 @@ bool same_schedules(const AstSet& a, const Graph& layout) {
 
 AstSet ast_set(const Program& program, const std::vector<Schedule>& schedules,
                const Graph& layout) {
-  const ProgramInfo& p = program.info();
-  TCOST_CHECK(layout.num_configs == static_cast<int64_t>(schedules.size()),
-              "{}: {} schedules, a layout graph of {} configurations", p.instance, schedules.size(),
+  std::vector<AstTree> lowered;
+  for (const Schedule& s : schedules) lowered.push_back(lower_ast(program, s));
+  std::vector<const AstTree*> trees;
+  for (const AstTree& t : lowered) trees.push_back(&t);
+  return ast_set(program.info(), trees, layout);
+}
+
+AstSet ast_set(const ProgramInfo& p, const std::vector<const AstTree*>& trees,
+               const Graph& layout) {
+  TCOST_CHECK(layout.num_configs == static_cast<int64_t>(trees.size()),
+              "{}: {} trees, a layout graph of {} configurations", p.instance, trees.size(),
               layout.num_configs);
   AstSet a;
   a.name = p.instance;
-  a.num_configs = static_cast<int64_t>(schedules.size());
+  a.num_configs = static_cast<int64_t>(trees.size());
   a.node_offsets.push_back(0);
   a.edge_offsets.push_back(0);
   a.config_feat_width = static_cast<int>(layout.num_config_nodes()) * kStageConfigWidth;
   a.config_feat = layout.config_feat;
-  for (const Schedule& s : schedules) {
-    const AstTree t = lower_ast(program, s);
+  for (const AstTree* tree : trees) {
+    const AstTree& t = *tree;
     a.kinds.insert(a.kinds.end(), t.kinds.begin(), t.kinds.end());
     a.feats.insert(a.feats.end(), t.feats.begin(), t.feats.end());
     a.edges.insert(a.edges.end(), t.edges.begin(), t.edges.end());

@@ -62,6 +62,9 @@ Measured measured_configs(const ResultLog& log, const std::vector<size_t>& posit
 // matched. InputError when Halide rejects a schedule; InternalError when `layout` holds
 // another count of configurations.
 AstSet ast_set(const Program& program, const std::vector<Schedule>& schedules, const Graph& layout);
+// The same from trees already lowered: trees[i] is schedule i's (lower_ast), for callers that
+// keep trees across calls (the tuner lowers each schedule once).
+AstSet ast_set(const ProgramInfo& p, const std::vector<const AstTree*>& trees, const Graph& layout);
 
 void write_datasets(const std::string& out, const InstanceName& in, const Program& program,
                     const Measured& m, bool with_ast, CollectSummary& summary);

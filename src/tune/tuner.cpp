@@ -37,14 +37,45 @@ std::vector<size_t> by_cost(const std::vector<double>& cost, const std::vector<s
   return out;
 }
 
+// Syntax trees of one program's schedules, each lowered once: lowering takes 30-70 ms, and the
+// two-stage search lowers its best candidates every round and its measurements for every refit.
+class TreeCache {
+ public:
+  explicit TreeCache(const halide::Program& p) : p_(p) {}
+
+  // The trees of `schedules` with `layout`'s stage encodings and runtimes (halide::ast_set).
+  // InputError when Halide will not lower one.
+  AstSet set(const std::vector<Schedule>& schedules, const Graph& layout) {
+    std::vector<const halide::AstTree*> trees;
+    for (const Schedule& s : schedules) {
+      const std::string key = halide::measurement_key(p_, s);
+      auto it = trees_.find(key);
+      if (it == trees_.end()) it = trees_.emplace(key, halide::lower_ast(p_, s)).first;
+      trees.push_back(&it->second);
+    }
+    return halide::ast_set(p_.info(), trees, layout);
+  }
+
+  // Drops the trees of schedules not in `keys` (measurement keys).
+  void retain(const std::set<std::string>& keys) {
+    for (auto it = trees_.begin(); it != trees_.end();)
+      it = keys.count(it->first) ? std::next(it) : trees_.erase(it);
+  }
+
+ private:
+  const halide::Program& p_;
+  std::map<std::string, halide::AstTree> trees_;  // by measurement key
+};
+
 // The order in which to try `pool`: by `model` alone when `prerank` is null; else in two
 // stages, by `prerank` (a layout model), then the best `rerank` of that order lowered to syntax
 // trees and ordered by both models, their standardised costs over those candidates averaged
 // (both refit on the program's measurements), the rest behind them in prerank's order. A candidate
 // Halide will not lower (the sampler's are valid by construction, so that would be a bug) leaves
-// the first stage's order, said on stderr.
+// the first stage's order, said on stderr. `lowered` keeps the trees of the program's schedules.
 std::vector<size_t> rank_pool(const halide::Program& p, const std::vector<Schedule>& pool,
-                              train::CostModel& model, train::CostModel* prerank, int rerank) {
+                              train::CostModel& model, train::CostModel* prerank, int rerank,
+                              TreeCache& lowered) {
   const Graph g = halide::layout_graph(p.info(), pool, {});
   std::vector<size_t> order(pool.size());
   std::iota(order.begin(), order.end(), 0);
@@ -61,7 +92,7 @@ std::vector<size_t> rank_pool(const halide::Program& p, const std::vector<Schedu
   }
   try {
     const Graph gb = halide::layout_graph(p.info(), best, {});
-    const AstSet trees = halide::ast_set(p, best, gb);
+    const AstSet trees = lowered.set(best, gb);
     std::vector<double> cost = train::standardised(model.score(train::Views{&gb, &trees}));
     const std::vector<double> z = train::standardised(layout_cost);
     for (size_t k = 0; k < cost.size(); ++k) cost[k] += z[k];
@@ -86,7 +117,13 @@ class Search {
  public:
   Search(const halide::Program& p, train::CostModel* model, train::CostModel* prerank,
          const TuneOptions& o)
-      : p_(p), model_(model), prerank_(prerank), o_(o), log_(o.log), rng_(o.seed ^ 0x7C05u) {
+      : p_(p),
+        model_(model),
+        prerank_(prerank),
+        o_(o),
+        log_(o.log),
+        rng_(o.seed ^ 0x7C05u),
+        lowered_(p) {
     start_ = Clock::now();
     if (o.time_budget_min > 0) {
       deadline_ = start_ + std::chrono::duration_cast<Clock::duration>(
@@ -248,7 +285,7 @@ class Search {
       if (child) add(*child);
     }
     if (pool.empty()) return {};
-    const std::vector<size_t> order = rank_pool(p_, pool, *model_, prerank_, o_.rerank);
+    const std::vector<size_t> order = rank_pool(p_, pool, *model_, prerank_, o_.rerank, lowered_);
     // Sketch rounds explore twice as much.
     const double share = std::min(0.5, (round < kSketchRounds ? 2 : 1) * o_.explore);
     const int explore = std::min(want - 1, static_cast<int>(share * want + 0.5));
@@ -275,10 +312,12 @@ class Search {
   void refit() {
     std::vector<Schedule> schedules;
     std::vector<int64_t> runtimes;
+    std::set<std::string> keys;
     for (const auto& [key, k] : known_) {
       if (!k.ok) continue;
       schedules.push_back(k.schedule);
       runtimes.push_back(std::max<int64_t>(1, static_cast<int64_t>(k.ns)));
+      keys.insert(key);
     }
     if (schedules.size() < 4) return;
     train::RefitOptions r = o_.refit_options;
@@ -289,11 +328,12 @@ class Search {
     // The syntax-tree model too, on the same measurements lowered to trees (they all ran, so
     // they lower; if one did not, that would be a bug, said as rank_pool says it).
     try {
-      const AstSet trees = halide::ast_set(p_, schedules, g);
+      const AstSet trees = lowered_.set(schedules, g);
       model_->refit({train::Views{&g, &trees}}, r);
     } catch (const InputError& e) {
       fmt::print(stderr, "{}: syntax-tree model not refit: {}\n", p_.name(), e.what());
     }
+    lowered_.retain(keys);  // the measured schedules' trees; the round's other candidates go
   }
 
   // The best schedule whose outputs were checked; schedules from the log that were measured
@@ -336,6 +376,7 @@ class Search {
   halide::Outputs reference_;
   std::map<std::string, Known> known_;  // by measurement key
   std::map<std::string, int> errors_;   // failures of this search by message
+  TreeCache lowered_;                   // syntax trees lowered so far (two stages only)
   TuneResult result_;
 };
 
@@ -389,7 +430,8 @@ halide::Schedule pick_by_model(const halide::Program& program, train::CostModel&
   auto pool = halide::sample_schedules(program.info(), std::max(1, candidates), seed);
   for (auto& s : halide::sketch_schedules(program.info(), candidates / 4, seed))
     pool.push_back(std::move(s));
-  return pool[rank_pool(program, pool, model, prerank, rerank).front()];
+  TreeCache lowered(program);
+  return pool[rank_pool(program, pool, model, prerank, rerank, lowered).front()];
 }
 
 std::optional<std::pair<halide::Schedule, double>> best_on_record(const halide::Program& program,

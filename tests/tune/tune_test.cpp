@@ -6,11 +6,14 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <numeric>
 #include <set>
 
 #include "core/error.h"
+#include "halide/datasets.h"
 #include "halide/featurize.h"
+#include "halide/measure_batch.h"
 #include "halide/result_log.h"
 #include "halide/zoo.h"
 #include "train/cost_model.h"
@@ -151,6 +154,21 @@ TEST(TwoStageTuning, TheTreeModelReRanksTheLayoutModelsBest) {
   for (size_t i = 0; i < 4; ++i)
     got.insert(row(g.config_feat, static_cast<int>(g.config_feat.size() / 4), i));
   EXPECT_EQ(got, expected);
+  // The syntax-tree model was refit on the trees of the five measured schedules (the tuner's
+  // order: by measurement key), as lowering them afresh gives them.
+  {
+    std::map<std::string, halide::Schedule> by_key;
+    for (const halide::Schedule& s : measured) by_key.emplace(halide::measurement_key(p, s), s);
+    by_key.emplace(halide::measurement_key(p, def), def);
+    std::vector<halide::Schedule> all;
+    for (const auto& [key, s] : by_key) all.push_back(s);
+    const AstSet fresh = halide::ast_set(p, all, halide::layout_graph(p.info(), all, {}));
+    EXPECT_EQ(trees.refit_trees.kinds, fresh.kinds);
+    EXPECT_EQ(trees.refit_trees.feats, fresh.feats);
+    EXPECT_EQ(trees.refit_trees.edges, fresh.edges);
+    EXPECT_EQ(trees.refit_trees.node_offsets, fresh.node_offsets);
+    EXPECT_EQ(trees.refit_trees.config_feat, fresh.config_feat);
+  }
   // ... which are not the layout model's four favourites alone (else this would show nothing).
   std::set<std::vector<float>> first;
   for (size_t k = 0; k < 4; ++k) first.insert(row(set.config_feat, set.config_feat_width, k));
