@@ -31,7 +31,7 @@ struct TuneCliOptions {
 };
 
 void print_table(const std::vector<std::string>& programs,
-                 const std::vector<std::vector<tune::MethodResult>>& rows) {
+                 const std::vector<std::vector<tune::MethodResult>>& rows, int confirm) {
   if (rows.empty()) return;
   std::string head = fmt::format("{:<28}", "program");
   std::string rule = std::string(28, '-');
@@ -70,6 +70,13 @@ void print_table(const std::vector<std::string>& programs,
     b += fmt::format(" | {:>18.2f}", geomean(log_vs_tcost[m.method]));
   }
   fmt::print("{}\n{}\n", a, b);
+  if (confirm > 0) {
+    fmt::print(
+        "runtimes: the median of {} measurements of each method's schedule in fresh "
+        "processes, one of each method per round (--json: search_runtime_ms, the "
+        "search's best run, and confirm_ms)\n",
+        confirm);
+  }
   for (size_t i = 0; i < rows.size(); ++i) {
     for (const auto& m : rows[i]) {
       if (!m.ok) fmt::print("{} {}: {}\n", programs[i], m.method, m.error);
@@ -121,7 +128,7 @@ void run_tune(TuneCliOptions& o) {
   if (o.json) {
     fmt::print("{}\n", out.dump());
   } else {
-    print_table(names, rows);
+    print_table(names, rows, co.confirm);
   }
   fmt::print(stderr, "see the tuning curves: tcost report --out tune-report.html --tune-log {}\n",
              co.tune.log);
@@ -177,6 +184,11 @@ void register_tune(CLI::App& app) {
   cmd->add_option("--autoschedule-timeout", o->compare_options.autoschedule_timeout_s,
                   "Seconds per Halide autoscheduler run (search, compile and timing)")
       ->capture_default_str();
+  cmd->add_option("--confirm", o->compare_options.confirm,
+                  "Rounds that measure every method's chosen schedule again in a fresh process "
+                  "(its runtime: their median; 0: the search's best run)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 100));
   cmd->add_flag("!--no-refit", t.refit, "Do not refit the model on the program's measurements");
   cmd->add_flag("--json", o->json, "One JSON object instead of the table");
   cmd->callback([o] {

@@ -16,6 +16,7 @@
 //                      does (default,random,li2018,mullapudi2016,adams2019,adams2019-greedy,
 //                      tcost), every one measured by the same protocol; with
 //   TCOST_COMPARE_OUT  the JSON file the comparison is written to (tcost tune --json's form)
+//   TCOST_CONFIRM      confirmation rounds of the comparison (tcost tune --confirm), default 3
 #include <Halide.h>
 
 #include <algorithm>
@@ -114,6 +115,9 @@ void compare_on_pipeline(const halide::Program& program, const tune::TuneOptions
   co.tune = tune_options;
   co.plugin_dir = TCOST_HALIDE_PLUGIN_DIR;
   co.llc_bytes = params.last_level_cache_size;
+  co.confirm = env_number<int>("TCOST_CONFIRM", co.confirm);
+  if (co.confirm < 0 || co.confirm > 100)
+    throw UsageError(fmt::format("TCOST_CONFIRM: {} is not in 0..100", co.confirm));
   std::unique_ptr<train::CostModel> model, prerank;
   if (std::find(co.methods.begin(), co.methods.end(), "tcost") != co.methods.end()) {
     if (co.tune.log.empty())

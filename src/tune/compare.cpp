@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <functional>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -27,25 +29,36 @@ const Autoscheduler kAutoschedulers[] = {
     {"adams2019-greedy", "Adams2019", "libautoschedule_adams2019.so", "1"},
 };
 
+// What a measuring child times for an autoscheduler: its search on the program, then the
+// pipeline under the schedule it chose, checked against `reference`.
+std::function<halide::Workload()> autoscheduler_workload(const halide::Program& p,
+                                                         const Autoscheduler& a,
+                                                         const halide::Outputs& reference,
+                                                         const CompareOptions& o) {
+  const std::string plugin = o.plugin_dir + "/" + a.plugin;
+  return [&p, &a, &reference, &o, plugin] {
+    if (a.beam != nullptr) setenv("HL_BEAM_SIZE", a.beam, 1);  // read in this child only
+    return halide::autoschedule_workload(p, a.name, plugin, o.tune.threads, o.llc_bytes,
+                                         &reference);
+  };
+}
+
+halide::MeasureOptions autoscheduler_measure_options(const CompareOptions& o) {
+  halide::MeasureOptions mo;
+  mo.timeout_s = o.autoschedule_timeout_s;
+  mo.max_run_seconds = o.tune.max_run_seconds;
+  return mo;
+}
+
 MethodResult run_autoscheduler(const halide::Program& p, const Autoscheduler& a,
                                const halide::Outputs& reference, const CompareOptions& o) {
   MethodResult r;
   r.method = a.method;
-  halide::MeasureOptions mo;
-  mo.timeout_s = o.autoschedule_timeout_s;
-  mo.max_run_seconds = o.tune.max_run_seconds;
-  const std::string plugin = o.plugin_dir + "/" + a.plugin;
-  const halide::MeasureResult m =
-      halide::measure_isolated(std::function<halide::Workload()>([&] {
-                                 if (a.beam != nullptr)
-                                   setenv("HL_BEAM_SIZE", a.beam, 1);  // read in this child only
-                                 return halide::autoschedule_workload(
-                                     p, a.name, plugin, o.tune.threads, o.llc_bytes, &reference);
-                               }),
-                               mo);
+  const halide::MeasureResult m = halide::measure_isolated(
+      autoscheduler_workload(p, a, reference, o), autoscheduler_measure_options(o));
   r.ok = m.ok;
   r.error = m.error;
-  r.runtime_ms = m.best_ns * 1e-6;
+  r.runtime_ms = r.search_runtime_ms = m.best_ns * 1e-6;
   r.search_s = m.search_ms * 1e-3;
   r.measurements = 1;
   // On record beside the tuning log (LOG.METHOD.jsonl), for `tcost report`'s tuning curves.
@@ -60,6 +73,51 @@ MethodResult run_autoscheduler(const halide::Program& p, const Autoscheduler& a,
               {"search_s", r.search_s},
               {"threads", o.tune.threads}});
   return r;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// The confirmation rounds (compare.h): round by round, each method that succeeded is measured
+// once more in a fresh child, on record in LOG.confirm.jsonl (with a tuning log). A method whose
+// schedule fails a confirmation (a crash, a timeout, a wrong output) fails; the others take the
+// median.
+void confirm_methods(const halide::Program& p, std::vector<MethodResult>& results,
+                     const std::vector<std::function<halide::Workload()>>& workloads,
+                     const std::vector<halide::MeasureOptions>& options, const CompareOptions& o) {
+  std::optional<halide::ResultLog> log;
+  if (!o.tune.log.empty()) log.emplace(o.tune.log + ".confirm.jsonl");
+  for (int round = 1; round <= o.confirm; ++round) {
+    for (size_t i = 0; i < results.size(); ++i) {
+      MethodResult& r = results[i];
+      if (!r.ok) continue;
+      const halide::MeasureResult m = halide::measure_isolated(workloads[i], options[i]);
+      if (log) {
+        log->append({{"key", fmt::format("{}|{}|{}", r.method, p.name(), log->records().size())},
+                     {"method", r.method},
+                     {"instance", p.name()},
+                     {"round", round},
+                     {"ok", m.ok},
+                     {"error", m.error},
+                     {"best_ns", m.best_ns},
+                     {"median_ns", m.median_ns},
+                     {"runs", m.runs},
+                     {"threads", o.tune.threads}});
+      }
+      if (!m.ok) {
+        r.ok = false;
+        r.error = fmt::format("confirmation {}: {}", round, m.error);
+        continue;
+      }
+      r.confirm_ms.push_back(m.best_ns * 1e-6);
+    }
+  }
+  for (MethodResult& r : results) {
+    if (r.ok && !r.confirm_ms.empty()) r.runtime_ms = median(r.confirm_ms);
+  }
 }
 
 }  // namespace
@@ -94,17 +152,34 @@ std::vector<std::string> parse_methods(const std::string& list, const std::strin
 }
 
 nlohmann::json to_json(const MethodResult& r) {
-  return {{"method", r.method},     {"ok", r.ok},
-          {"error", r.error},       {"runtime_ms", r.ok ? nlohmann::json(r.runtime_ms) : nullptr},
-          {"search_s", r.search_s}, {"measurements", r.measurements}};
+  const auto ms = [&](double v) { return r.ok ? nlohmann::json(v) : nlohmann::json(nullptr); };
+  return {{"method", r.method},
+          {"ok", r.ok},
+          {"error", r.error},
+          {"runtime_ms", ms(r.runtime_ms)},
+          {"search_runtime_ms", ms(r.search_runtime_ms)},
+          {"confirm_ms", r.confirm_ms},
+          {"search_s", r.search_s},
+          {"measurements", r.measurements}};
 }
 
 std::vector<MethodResult> compare_methods(const halide::Program& p, train::CostModel* model,
                                           const CompareOptions& o, train::CostModel* prerank) {
   check_method_names(o.methods, "--compare");
   std::vector<MethodResult> out;
+  // What each result's confirmations time, and under which options.
+  std::vector<std::function<halide::Workload()>> workloads;
+  std::vector<halide::MeasureOptions> options;
+  halide::MeasureOptions schedule_options;
+  schedule_options.timeout_s = o.tune.timeout_s;
+  schedule_options.max_run_seconds = o.tune.max_run_seconds;
+  if (!o.tune.log.empty()) schedule_options.lock_path = o.tune.log + ".lock";
   halide::Outputs reference;
   bool have_reference = false;
+  const auto need_reference = [&] {
+    if (!have_reference) reference = halide::default_outputs(p, o.tune.threads, 600);
+    have_reference = true;
+  };
   for (const auto& method : method_names()) {  // the table's order
     if (std::find(o.methods.begin(), o.methods.end(), method) == o.methods.end()) continue;
     MethodResult r;
@@ -114,28 +189,38 @@ std::vector<MethodResult> compare_methods(const halide::Program& p, train::CostM
       // Each method searches with its own log: none reuses another's measurements.
       if (method != "tcost") t.log = o.tune.log + "." + method + ".jsonl";
       if (method == "default") t.budget = 1;  // the default schedule alone
+      halide::Schedule chosen;
       try {
         const bool guided = method == "tcost";
         const TuneResult tr = tune(p, guided ? model : nullptr, t, guided ? prerank : nullptr);
         r.ok = tr.best_ns > 0;
         r.error = r.ok ? "" : "every measured schedule failed";
         r.runtime_ms = (method == "default" ? tr.default_ns : tr.best_ns) * 1e-6;
+        r.search_runtime_ms = r.runtime_ms;
         r.search_s = method == "default" ? 0.0 : tr.search_s;
         r.measurements = tr.measured;
+        chosen = method == "default" ? halide::default_schedule(p.info()) : tr.best;
       } catch (const InputError& e) {
         r.error = e.what();
       }
       out.push_back(r);
+      if (o.confirm > 0 && r.ok) need_reference();
+      const int threads = o.tune.threads;
+      workloads.push_back([&p, chosen, threads, &reference] {
+        return halide::schedule_workload(p, chosen, threads, &reference);
+      });
+      options.push_back(schedule_options);
       continue;
     }
-    if (!have_reference) {
-      reference = halide::default_outputs(p, o.tune.threads, 600);
-      have_reference = true;
-    }
+    need_reference();
     for (const auto& a : kAutoschedulers) {
-      if (method == a.method) out.push_back(run_autoscheduler(p, a, reference, o));
+      if (method != a.method) continue;
+      out.push_back(run_autoscheduler(p, a, reference, o));
+      workloads.push_back(autoscheduler_workload(p, a, reference, o));
+      options.push_back(autoscheduler_measure_options(o));
     }
   }
+  if (o.confirm > 0) confirm_methods(p, out, workloads, options, o);
   return out;
 }
 

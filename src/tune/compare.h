@@ -8,6 +8,10 @@
 // An autoscheduler's schedule is measured in a child process like any other; its outputs are
 // checked against the default schedule's. A failure (Halide rejects the pipeline, a crash, a
 // timeout, wrong outputs) is a result with an error, not an exception.
+// Confirmation: a measuring process can settle in a mode up to 2x slower or faster than the
+// next (docs/collect.md), and the best of a search's many measurements favours lucky ones, so
+// once every method has chosen, each method's schedule is measured again in `confirm` fresh
+// processes, one of each method per round, and the median of those is its runtime.
 #pragma once
 
 #include <string>
@@ -30,9 +34,12 @@ struct MethodResult {
   std::string method;
   bool ok = false;
   std::string error;
-  double runtime_ms = 0;  // the chosen schedule's best run
-  double search_s = 0;    // time spent choosing it (autoscheduler search; tuner wall clock)
-  int measurements = 0;   // measurements the method took
+  double runtime_ms = 0;           // the chosen schedule's runtime: the median of its confirmations
+                                   // (without confirmations, its best run during the search)
+  double search_runtime_ms = 0;    // its best run during the search (or the autoscheduler's run)
+  std::vector<double> confirm_ms;  // each confirmation's best run, in round order
+  double search_s = 0;   // time spent choosing it (autoscheduler search; tuner wall clock)
+  int measurements = 0;  // measurements the method took
 };
 
 struct CompareOptions {
@@ -41,6 +48,7 @@ struct CompareOptions {
   std::string plugin_dir;               // where libautoschedule_*.so are
   double autoschedule_timeout_s = 900;  // per autoscheduler: search + compile + runs
   int64_t llc_bytes = 16 << 20;         // MachineParams' last-level cache
+  int confirm = 3;                      // confirmation rounds (0: none)
 };
 
 // Runs every method of o.methods on the program; `model` (and, for a syntax-tree model,

@@ -135,11 +135,13 @@ check "rank top" 0 "$TCOST" rank --model "$W/tg.pt" --graph "$W/lay/test" --top 
 [ "$(awk '{print NF}' "$W/out" | sort -u)" = "4" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: rank --top 3"; cat "$W/out"; }
 
 # Tuning a zoo program with the shipped model, beside random search and an autoscheduler: every
-# method ran and was measured; tcost beat or matched the default; a rerun with the same log
-# measures nothing new for tcost; a model of another collection is refused.
+# method ran and was measured, then confirmed twice in fresh processes (its runtime their
+# median); tcost beat or matched the default; a rerun with the same log measures nothing new for
+# tcost (and without confirmations reports the search's best); a model of another collection is
+# refused.
 MODEL="$HERE/../../models/tgraph-halide.pt"
 check "tune" 0 "$TCOST" tune --program matmul_192 --model "$MODEL" --budget 6 \
-  --compare default,random,mullapudi2016 --log "$W/tune.jsonl" --json
+  --compare default,random,mullapudi2016 --log "$W/tune.jsonl" --json --confirm 2
 cp "$W/out" "$W/tune1.json"
 "$PY" - "$W/tune1.json" <<'EOF2' && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: tune json"; cat "$W/tune1.json"; }
 import json, sys
@@ -149,11 +151,16 @@ assert list(m) == ["default", "random", "mullapudi2016", "tcost"], list(m)
 assert all(r["ok"] for r in m.values()), m
 assert m["tcost"]["runtime_ms"] <= m["default"]["runtime_ms"], m
 assert 1 <= m["tcost"]["measurements"] <= 6 and m["random"]["measurements"] <= 6, m
+for r in m.values():
+    assert len(r["confirm_ms"]) == 2 and r["search_runtime_ms"] > 0, r
+    assert abs(r["runtime_ms"] - sum(r["confirm_ms"]) / 2) < 1e-9, r
 EOF2
+[ "$(grep -c '"round":2' "$W/tune.jsonl.confirm.jsonl")" -eq 4 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: confirmation log"; }
 [ "$(grep -c '"checked":true' "$W/tune.jsonl")" -ge 2 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: tuning log"; }
 check "tune rerun" 0 "$TCOST" tune --program matmul_192 --model "$MODEL" --budget 6 \
-  --log "$W/tune.jsonl" --json
+  --log "$W/tune.jsonl" --json --confirm 0
 expect_in "tune rerun reuses" "$W/out" '"measurements":0'
+expect_in "tune rerun unconfirmed" "$W/out" '"confirm_ms":[]'
 check "tune tile model" 1 "$TCOST" tune --program matmul_192 --model "$W/xgb.pt" --budget 2 \
   --log "$W/tune2.jsonl"
 check "tune no program" 2 "$TCOST" tune --program "nothing*" --model "$MODEL" --log "$W/t3.jsonl"
@@ -161,7 +168,7 @@ check "tune no program" 2 "$TCOST" tune --program "nothing*" --model "$MODEL" --
 check "tune ensemble" 0 "$TCOST" ensemble --out "$W/ens-shipped.json" --member "$MODEL" \
   --member "$MODEL" --weight 2 --weight 1
 check "tune with ensemble" 0 "$TCOST" tune --program matmul_192 --model "$W/ens-shipped.json" \
-  --budget 4 --log "$W/tune4.jsonl" --json
+  --budget 4 --log "$W/tune4.jsonl" --json --confirm 0
 # A model that reads syntax trees tunes in two stages: the shipped layout model ranks the
 # candidates, the trees of its best are lowered and ranked again (an ast-gcn trained briefly on
 # the collection above); without a layout model first it is refused, and a layout model needs
@@ -174,7 +181,8 @@ expect_in "tune trees alone says" "$W/err" "--prerank"
 check "tune layout prerank" 2 "$TCOST" tune --program matmul_192 --model "$MODEL" \
   --prerank "$MODEL" --budget 2 --log "$W/tune5.jsonl"
 check "tune two stages" 0 "$TCOST" tune --program matmul_192 --model "$W/ast.pt" \
-  --prerank "$MODEL" --rerank 16 --per-round 3 --budget 4 --log "$W/tune5.jsonl" --json
+  --prerank "$MODEL" --rerank 16 --per-round 3 --budget 4 --log "$W/tune5.jsonl" --json \
+  --confirm 0
 expect_in "tune two stages measured" "$W/out" '"measurements":4'
 [ "$(grep -c '"checked":true' "$W/tune5.jsonl")" -ge 4 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: two-stage tuning log"; }
 

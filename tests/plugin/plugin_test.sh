@@ -124,11 +124,12 @@ else
     { bad "no_estimates: unclear error"; cat "$W/ne.log"; }
 fi
 
-# TCOST_COMPARE: methods side by side on the generator's pipeline, written as JSON; the search
-# after it takes tcost's best on record instead of searching again.
+# TCOST_COMPARE: methods side by side on the generator's pipeline, written as JSON, each method's
+# schedule confirmed once in a fresh process (TCOST_CONFIRM); the search after it takes tcost's
+# best on record instead of searching again.
 mkdir -p "$W/cmp"
 if TCOST_COMPARE=default,adams2019-greedy,tcost TCOST_COMPARE_OUT="$W/cmp/c.json" \
-  TCOST_LOG="$W/cmp/log.jsonl" TCOST_BUDGET=3 "$GEN" -g brighten_params -o "$W/cmp" \
+  TCOST_LOG="$W/cmp/log.jsonl" TCOST_BUDGET=3 TCOST_CONFIRM=1 "$GEN" -g brighten_params -o "$W/cmp" \
   -e static_library,h target="$TARGET" auto_schedule=true "$MP" -p "$PLUGIN" -s TCost \
   >"$W/cmp.log" 2>&1; then
   "$PY" - "$W/cmp/c.json" <<'EOF' && ok || bad "TCOST_COMPARE: wrong comparison $(cat "$W/cmp/c.json")"
@@ -137,6 +138,7 @@ m = {r["method"]: r for r in json.load(open(sys.argv[1]))["programs"][0]["method
 assert list(m) == ["default", "adams2019-greedy", "tcost"], list(m)
 assert all(r["ok"] and r["runtime_ms"] > 0 for r in m.values()), m
 assert m["tcost"]["measurements"] <= 3, m["tcost"]
+assert all(len(r["confirm_ms"]) == 1 and r["runtime_ms"] == r["confirm_ms"][0] for r in m.values()), m
 EOF
   grep -q "best on record" "$W/cmp.log" && ok || { bad "TCOST_COMPARE: searched twice"; cat "$W/cmp.log"; }
 else
@@ -149,6 +151,13 @@ if TCOST_COMPARE=bogus TCOST_COMPARE_OUT="$W/cmp/d.json" "$GEN" -g brighten_para
   bad "TCOST_COMPARE=bogus: accepted"
 else
   grep -q "unknown method 'bogus'" "$W/cmp2.log" && ok || { bad "TCOST_COMPARE=bogus: unclear"; cat "$W/cmp2.log"; }
+fi
+if TCOST_COMPARE=default TCOST_CONFIRM=-1 TCOST_COMPARE_OUT="$W/cmp/e.json" "$GEN" -g brighten_params \
+  -o "$W/cmp" -e static_library,h target="$TARGET" auto_schedule=true "$MP" -p "$PLUGIN" -s TCost \
+  >"$W/cmp3.log" 2>&1; then
+  bad "TCOST_CONFIRM=-1: accepted"
+else
+  grep -q "TCOST_CONFIRM: -1 is not in 0..100" "$W/cmp3.log" && ok || { bad "TCOST_CONFIRM=-1: unclear"; cat "$W/cmp3.log"; }
 fi
 # TCOST_PRERANK is for models that read syntax trees: beside a layout model it is refused,
 # clearly (the two stages themselves: tests/tune and the CLI test).
