@@ -4,8 +4,10 @@
 usage: tune-table.py LABEL NAME=FILE...
 Each FILE is a comparison in `tcost tune --json`'s form (the plugin's TCOST_COMPARE_OUT writes the
 same); NAME labels its row. Missing files are skipped. Rows: runtime (search time) per method,
-then geomean speed-up over the default schedule and geomean runtime relative to tcost's; failed
-methods are listed after the table. Used by scripts/tune-table.sh and
+then geomean speed-up over the default schedule and geomean runtime relative to tcost's; with
+confirmations (`tcost tune --confirm`, the runtimes their medians), a last row: the geomean of
+each method's best run during its search over its confirmed runtime (below 1: the search's figure
+was optimistic). Failed methods are listed after the table. Used by scripts/tune-table.sh and
 scripts/tune-generators-table.sh.
 """
 import json
@@ -40,6 +42,16 @@ print("| speed-up over default (geomean) | " +
       " | ".join(f"{geo(k, 'default'):.2f}x" for k in methods) + " |")
 print("| runtime / tcost's (geomean) | " +
       " | ".join(f"{1 / geo(k, 'tcost'):.2f}" for k in methods) + " |")
+confirmed = [(m[k]["search_runtime_ms"], m[k]["runtime_ms"]) for _, m in rows for k in methods
+             if m[k]["ok"] and m[k].get("confirm_ms")]
+if confirmed:
+    def optimism(k):
+        v = [math.log(m[k]["search_runtime_ms"] / m[k]["runtime_ms"]) for _, m in rows
+             if m[k]["ok"] and m[k].get("confirm_ms")]
+        return math.exp(sum(v) / len(v)) if v else float("nan")
+    n = len(rows[0][1][methods[0]].get("confirm_ms") or [])
+    print(f"| search's best run / median of {n} confirmations (geomean) | " +
+          " | ".join(f"{optimism(k):.2f}" for k in methods) + " |")
 for name, m in rows:
     for k in methods:
         if not m[k]["ok"]:
