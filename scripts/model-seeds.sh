@@ -15,12 +15,10 @@ SEEDS=("$@")
 [ ${#SEEDS[@]} -gt 0 ] || SEEDS=(0 1 2)
 OUT=out/model-seeds
 mkdir -p "$OUT"
+retrain=1  # train-seeds.sh keeps a checkpoint already there unless RETRAIN is set
+[ -n "${REUSE:-}" ] && retrain=
 for m in gcn-baseline sage tgraph xgb ast-gcn tgraph-ast; do
-  if [ -n "${REUSE:-}" ]; then
-    bash scripts/train-seeds.sh "$m" "${SEEDS[@]}"
-  else
-    RETRAIN=1 bash scripts/train-seeds.sh "$m" "${SEEDS[@]}"
-  fi
+  RETRAIN=$retrain bash scripts/train-seeds.sh "$m" "${SEEDS[@]}"
 done
 ENSEMBLES=(tgraph+xgb tgraph+ast-gcn "tgraph+ast-gcn*3" tgraph+ast-gcn+xgb ast-gcn+xgb "ast-gcn*3+xgb"
   tgraph-ast+xgb tgraph-ast+ast-gcn)
