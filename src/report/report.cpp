@@ -596,7 +596,8 @@ std::vector<TuningRun> read_tuning_runs(const std::string& log) {
   std::error_code ec;
   if (!fs::exists(log, ec)) throw InputError(fmt::format("{}: no such tuning log", log));
   runs.push_back({"tcost", read_jsonl(log)});
-  // The comparison's logs beside it: LOG.METHOD.jsonl.
+  // The comparison's logs beside it: LOG.METHOD.jsonl; not LOG.confirm.jsonl, the
+  // re-measurements of the methods' chosen schedules (tune/compare.h), which is no search.
   const fs::path p(log);
   const std::string prefix = p.filename().string() + ".";
   std::vector<fs::path> others;
@@ -604,7 +605,7 @@ std::vector<TuningRun> read_tuning_runs(const std::string& log) {
        fs::directory_iterator(p.parent_path().empty() ? fs::path(".") : p.parent_path())) {
     const std::string name = e.path().filename().string();
     if (name.size() > prefix.size() + 6 && name.rfind(prefix, 0) == 0 &&
-        name.compare(name.size() - 6, 6, ".jsonl") == 0) {
+        name.compare(name.size() - 6, 6, ".jsonl") == 0 && name != prefix + "confirm.jsonl") {
       others.push_back(e.path());
     }
   }

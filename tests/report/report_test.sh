@@ -34,6 +34,9 @@ set -e
 "$TCOST" report --out "$OUT/report.html" --model models/tgraph-halide.pt --data data/halide/layout \
   --collect data/halide --tune-log "$OUT/tune.jsonl" --title "tcost report (test)" | tee "$OUT/report.txt"
 grep -q "wrote $OUT/report.html" "$OUT/report.txt" || fail "no report written"
+# The tune run's confirmations (tune.jsonl.confirm.jsonl) are no search: not a method's curve.
+[ -s "$OUT/tune.jsonl.confirm.jsonl" ] || fail "the tune run wrote no confirmations"
+if grep -q '"method":"confirm"' "$OUT/report.html"; then fail "confirmations plotted as a method"; fi
 
 FLAGS=(--headless=new --no-sandbox --disable-gpu --no-first-run --hide-scrollbars
   --virtual-time-budget=60000 --user-data-dir="$OUT/profile")
