@@ -42,14 +42,13 @@ print("| speed-up over default (geomean) | " +
       " | ".join(f"{geo(k, 'default'):.2f}x" for k in methods) + " |")
 print("| runtime / tcost's (geomean) | " +
       " | ".join(f"{1 / geo(k, 'tcost'):.2f}" for k in methods) + " |")
-confirmed = [(m[k]["search_runtime_ms"], m[k]["runtime_ms"]) for _, m in rows for k in methods
-             if m[k]["ok"] and m[k].get("confirm_ms")]
-if confirmed:
+confirmed = lambda r: r["ok"] and r.get("confirm_ms")
+n = max((len(m[k]["confirm_ms"]) for _, m in rows for k in methods if confirmed(m[k])), default=0)
+if n:
     def optimism(k):
         v = [math.log(m[k]["search_runtime_ms"] / m[k]["runtime_ms"]) for _, m in rows
-             if m[k]["ok"] and m[k].get("confirm_ms")]
+             if confirmed(m[k])]
         return math.exp(sum(v) / len(v)) if v else float("nan")
-    n = len(rows[0][1][methods[0]].get("confirm_ms") or [])
     print(f"| search's best run / median of {n} confirmations (geomean) | " +
           " | ".join(f"{optimism(k):.2f}" for k in methods) + " |")
 for name, m in rows:

@@ -24,6 +24,7 @@
 #include "core/tpugraphs_io.h"
 #include "halide/measure.h"
 #include "halide/schedule.h"
+#include "tune/compare.h"
 
 namespace tcost::report {
 namespace {
@@ -596,25 +597,14 @@ std::vector<TuningRun> read_tuning_runs(const std::string& log) {
   std::error_code ec;
   if (!fs::exists(log, ec)) throw InputError(fmt::format("{}: no such tuning log", log));
   runs.push_back({"tcost", read_jsonl(log)});
-  // The comparison's logs beside it: LOG.METHOD.jsonl; not LOG.confirm.jsonl, the
-  // re-measurements of the methods' chosen schedules (tune/compare.h), which is no search.
-  const fs::path p(log);
-  const std::string prefix = p.filename().string() + ".";
-  std::vector<fs::path> others;
-  for (const auto& e :
-       fs::directory_iterator(p.parent_path().empty() ? fs::path(".") : p.parent_path())) {
-    const std::string name = e.path().filename().string();
-    if (name.size() > prefix.size() + 6 && name.rfind(prefix, 0) == 0 &&
-        name.compare(name.size() - 6, 6, ".jsonl") == 0 && name != prefix + "confirm.jsonl") {
-      others.push_back(e.path());
-    }
+  // The comparison's logs beside it (tune::method_log), in file-name order.
+  std::vector<std::pair<std::string, std::string>> others;  // (file, method)
+  for (const std::string& method : tune::method_names()) {
+    const std::string path = tune::method_log(log, method);
+    if (method != "tcost" && fs::exists(path, ec)) others.emplace_back(path, method);
   }
   std::sort(others.begin(), others.end());
-  for (const auto& o : others) {
-    const std::string name = o.filename().string();
-    runs.push_back(
-        {name.substr(prefix.size(), name.size() - prefix.size() - 6), read_jsonl(o.string())});
-  }
+  for (const auto& [path, method] : others) runs.push_back({method, read_jsonl(path)});
   return runs;
 }
 

@@ -71,8 +71,8 @@ std::vector<nlohmann::json> read_jsonl(const std::string& path, int* skipped = n
 // The family of a graph from its name: a trailing "_28x64x128"-style size removed.
 std::string family_of(const std::string& graph_name);
 
-// The tuning runs of a tune log: FILE itself (tcost) and FILE.METHOD.jsonl beside it (not
-// FILE.confirm.jsonl, the confirmations of `tcost tune --confirm`).
+// The tuning runs of a tune log: FILE itself (tcost) and each comparison method's
+// FILE.METHOD.jsonl beside it (tune::method_log; not the confirmations, tune::confirm_log).
 std::vector<TuningRun> read_tuning_runs(const std::string& log);
 // Predictions of `model` on every graph under `data`'s test split (or `data` itself when it has
 // none); at most `max_graphs` graphs, in name order.

@@ -62,7 +62,7 @@ MethodResult run_autoscheduler(const halide::Program& p, const Autoscheduler& a,
   r.search_s = m.search_ms * 1e-3;
   r.measurements = 1;
   // On record beside the tuning log (LOG.METHOD.jsonl), for `tcost report`'s tuning curves.
-  halide::ResultLog log(o.tune.log + "." + a.method + ".jsonl");
+  halide::ResultLog log(method_log(o.tune.log, a.method));
   log.append({{"key", fmt::format("{}|{}|{}", a.method, p.name(), log.records().size())},
               {"autoscheduler", a.name},
               {"beam", a.beam != nullptr ? a.beam : ""},
@@ -89,7 +89,7 @@ void confirm_methods(const halide::Program& p, std::vector<MethodResult>& result
                      const std::vector<std::function<halide::Workload()>>& workloads,
                      const std::vector<halide::MeasureOptions>& options, const CompareOptions& o) {
   std::optional<halide::ResultLog> log;
-  if (!o.tune.log.empty()) log.emplace(o.tune.log + ".confirm.jsonl");
+  if (!o.tune.log.empty()) log.emplace(confirm_log(o.tune.log));
   for (int round = 1; round <= o.confirm; ++round) {
     for (size_t i = 0; i < results.size(); ++i) {
       MethodResult& r = results[i];
@@ -151,6 +151,12 @@ std::vector<std::string> parse_methods(const std::string& list, const std::strin
   return out;
 }
 
+std::string method_log(const std::string& log, const std::string& method) {
+  return method == "tcost" ? log : log + "." + method + ".jsonl";
+}
+
+std::string confirm_log(const std::string& log) { return log + ".confirm.jsonl"; }
+
 nlohmann::json to_json(const MethodResult& r) {
   const auto ms = [&](double v) { return r.ok ? nlohmann::json(v) : nlohmann::json(nullptr); };
   return {{"method", r.method},
@@ -187,7 +193,7 @@ std::vector<MethodResult> compare_methods(const halide::Program& p, train::CostM
     if (method == "default" || method == "random" || method == "tcost") {
       TuneOptions t = o.tune;
       // Each method searches with its own log: none reuses another's measurements.
-      if (method != "tcost") t.log = o.tune.log + "." + method + ".jsonl";
+      t.log = method_log(o.tune.log, method);
       if (method == "default") t.budget = 1;  // the default schedule alone
       halide::Schedule chosen;
       try {

@@ -59,4 +59,9 @@ std::vector<MethodResult> compare_methods(const halide::Program& program, train:
 
 nlohmann::json to_json(const MethodResult& r);
 
+// The comparison's records beside the tuning log `log`: method's in LOG.METHOD.jsonl (tcost's
+// in LOG itself), the confirmations in LOG.confirm.jsonl ("confirm" is no method's name).
+std::string method_log(const std::string& log, const std::string& method);
+std::string confirm_log(const std::string& log);
+
 }  // namespace tcost::tune
