@@ -37,20 +37,6 @@ void check_fits(const Graph& g, const model::Normalizer& n, const std::string& m
   }
 }
 
-// InputError unless v holds the views a model reads: the graph, the syntax trees, or both.
-void require_views(const Views& v, bool graph, bool trees, const std::string& model) {
-  const bool no_graph = graph && v.graph == nullptr;
-  const bool no_trees = trees && v.ast == nullptr;
-  if (!no_graph && !no_trees) return;
-  throw InputError(fmt::format("{} reads {}; {} not given", model,
-                               graph && trees ? "layout graphs and their syntax trees"
-                               : graph        ? "graphs"
-                                              : "syntax trees",
-                               no_graph && no_trees ? "neither was"
-                               : no_graph           ? "the graph was"
-                                                    : "the trees were"));
-}
-
 class NeuralCostModel final : public CostModel {
  public:
   explicit NeuralCostModel(Checkpoint ck) : ck_(std::move(ck)) {}

@@ -35,6 +35,11 @@ struct Views {
   const AstSet* ast = nullptr;
 };
 
+// InputError unless v holds the views a model reads (graph: the graph, trees: the syntax
+// trees), naming the model and what is missing. The base score(Views) below and every model
+// that reads both views check with it.
+void require_views(const Views& v, bool graph, bool trees, const std::string& model);
+
 class CostModel {
  public:
   virtual ~CostModel() = default;

@@ -18,16 +18,23 @@ namespace tcost::train {
 
 namespace fs = std::filesystem;
 
+void require_views(const Views& v, bool graph, bool trees, const std::string& model) {
+  const bool no_graph = graph && v.graph == nullptr;
+  const bool no_trees = trees && v.ast == nullptr;
+  if (!no_graph && !no_trees) return;
+  throw InputError(fmt::format("{} reads {}; {} not given", model,
+                               graph && trees ? "layout graphs and their syntax trees"
+                               : graph        ? "graphs"
+                                              : "syntax trees",
+                               no_graph && no_trees ? "neither was"
+                               : no_graph           ? "the graph was"
+                                                    : "the trees were"));
+}
+
 std::vector<double> CostModel::score(const Views& v) {
-  if (collection() == Collection::kAst) {
-    if (v.ast == nullptr)
-      throw InputError(fmt::format("{} reads syntax trees, and none were given", name()));
-    return score(*v.ast);
-  }
-  if (v.graph == nullptr)
-    throw InputError(fmt::format("{} reads {} graphs, and none was given", name(),
-                                 collection_name(collection())));
-  return score(*v.graph);
+  const bool trees = collection() == Collection::kAst;
+  require_views(v, !trees, trees, name());
+  return trees ? score(*v.ast) : score(*v.graph);
 }
 
 namespace {
