@@ -180,20 +180,32 @@ std::vector<MethodResult> compare_methods(const halide::Program& p, train::CostM
   schedule_options.timeout_s = o.tune.timeout_s;
   schedule_options.max_run_seconds = o.tune.max_run_seconds;
   if (!o.tune.log.empty()) schedule_options.lock_path = o.tune.log + ".lock";
-  halide::Outputs reference;
-  bool have_reference = false;
-  const auto need_reference = [&] {
-    if (!have_reference) reference = halide::default_outputs(p, o.tune.threads, 600);
-    have_reference = true;
-  };
+  // The default schedule's outputs, computed once: every method's measurements and
+  // confirmations are checked against them. When the default schedule cannot run, every method
+  // fails with that error.
+  std::shared_ptr<const halide::Outputs> reference;
+  std::string reference_error;
+  try {
+    reference = std::make_shared<const halide::Outputs>(reference_outputs(p, o.tune));
+  } catch (const InputError& e) {
+    reference_error = e.what();
+  }
   for (const auto& method : method_names()) {  // the table's order
     if (std::find(o.methods.begin(), o.methods.end(), method) == o.methods.end()) continue;
     MethodResult r;
     r.method = method;
+    if (reference == nullptr) {
+      r.error = reference_error;
+      out.push_back(r);
+      workloads.emplace_back();  // never run: the method failed
+      options.push_back(schedule_options);
+      continue;
+    }
     if (method == "default" || method == "random" || method == "tcost") {
       TuneOptions t = o.tune;
       // Each method searches with its own log: none reuses another's measurements.
       t.log = method_log(o.tune.log, method);
+      t.reference = reference;
       if (method == "default") t.budget = 1;  // the default schedule alone
       halide::Schedule chosen;
       try {
@@ -210,19 +222,17 @@ std::vector<MethodResult> compare_methods(const halide::Program& p, train::CostM
         r.error = e.what();
       }
       out.push_back(r);
-      if (o.confirm > 0 && r.ok) need_reference();
       const int threads = o.tune.threads;
-      workloads.push_back([&p, chosen, threads, &reference] {
-        return halide::schedule_workload(p, chosen, threads, &reference);
+      workloads.push_back([&p, chosen, threads, reference] {
+        return halide::schedule_workload(p, chosen, threads, reference.get());
       });
       options.push_back(schedule_options);
       continue;
     }
-    need_reference();
     for (const auto& a : kAutoschedulers) {
       if (method != a.method) continue;
-      out.push_back(run_autoscheduler(p, a, reference, o));
-      workloads.push_back(autoscheduler_workload(p, a, reference, o));
+      out.push_back(run_autoscheduler(p, a, *reference, o));
+      workloads.push_back(autoscheduler_workload(p, a, *reference, o));
       options.push_back(autoscheduler_measure_options(o));
     }
   }

@@ -52,7 +52,9 @@ struct CompareOptions {
 };
 
 // Runs every method of o.methods on the program; `model` (and, for a syntax-tree model,
-// `prerank`: tune()) is needed for "tcost".
+// `prerank`: tune()) is needed for "tcost". The default schedule's outputs are computed once
+// (reference_outputs) and every method's measurements are checked against them; when the
+// default schedule cannot run, every method fails with that error.
 std::vector<MethodResult> compare_methods(const halide::Program& program, train::CostModel* model,
                                           const CompareOptions& o,
                                           train::CostModel* prerank = nullptr);

@@ -182,7 +182,8 @@ class Search {
   }
 
   void compute_reference() {
-    reference_ = halide::default_outputs(p_, o_.threads, std::max(60.0, 6 * o_.timeout_s));
+    if (o_.reference == nullptr)
+      o_.reference = std::make_shared<const halide::Outputs>(reference_outputs(p_, o_));
   }
 
   // Schedules of this program already in the log (an earlier tuning or collection).
@@ -207,7 +208,7 @@ class Search {
     for (const auto& s : schedules) {
       const std::string key = halide::measurement_key(p_, s);
       if (known_.count(key)) continue;
-      jobs.push_back({&p_, s, key, 1, &reference_, ""});
+      jobs.push_back({&p_, s, key, 1, o_.reference.get(), ""});
     }
     const size_t before = log_.records().size();
     const halide::BatchSummary b = halide::measure_batch(log_, jobs, batch_, "tuning");
@@ -348,7 +349,7 @@ class Search {
         const std::string key = "verify|" + halide::measurement_key(p_, k.schedule);
         halide::BatchOptions verify = batch_;
         verify.deadline = Clock::time_point::max();  // the result is owed whatever the time
-        halide::measure_batch(log_, {{&p_, k.schedule, key, 3, &reference_, ""}}, verify,
+        halide::measure_batch(log_, {{&p_, k.schedule, key, 3, o_.reference.get(), ""}}, verify,
                               "verifying");
         k.checked = true;
         const nlohmann::json* rec = log_.find(key);
@@ -373,7 +374,6 @@ class Search {
   std::mt19937_64 rng_;
   Clock::time_point start_, deadline_ = Clock::time_point::max();
   halide::BatchOptions batch_;
-  halide::Outputs reference_;
   std::map<std::string, Known> known_;  // by measurement key
   std::map<std::string, int> errors_;   // failures of this search by message
   TreeCache lowered_;                   // syntax trees lowered so far (two stages only)
@@ -381,6 +381,10 @@ class Search {
 };
 
 }  // namespace
+
+halide::Outputs reference_outputs(const halide::Program& program, const TuneOptions& o) {
+  return halide::default_outputs(program, o.threads, std::max(60.0, 6 * o.timeout_s));
+}
 
 TuneResult tune(const halide::Program& program, train::CostModel* model, const TuneOptions& o,
                 train::CostModel* prerank) {

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,6 +39,9 @@ struct TuneOptions {
   bool refit = true;  // refit the model on the program's measurements after every round
   train::RefitOptions refit_options;
   std::string log;     // tuning log (JSON lines); required
+  // The default schedule's outputs (reference_outputs) when the caller has them already
+  // (compare_methods computes them once for every method); null: tune() computes them.
+  std::shared_ptr<const halide::Outputs> reference;
   bool quiet = false;  // no progress lines
 };
 
@@ -54,6 +58,11 @@ struct TuneResult {
   // Best runtime known after each new measurement (ns), for tuning curves.
   std::vector<double> best_after;
 };
+
+// The default schedule's outputs, which every measured schedule's are checked against, computed
+// in a child process (halide::default_outputs). InputError naming the program when the default
+// schedule cannot run within max(60 s, 6 o.timeout_s).
+halide::Outputs reference_outputs(const halide::Program& program, const TuneOptions& o);
 
 // InputError when the default schedule itself cannot run, or when the models do not fit:
 // `model` reads layout graphs, or it reads syntax trees (ast-gcn, tgraph-ast, an ensemble with
