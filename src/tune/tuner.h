@@ -38,7 +38,7 @@ struct TuneOptions {
   uint64_t seed = 0;
   bool refit = true;  // refit the model on the program's measurements after every round
   train::RefitOptions refit_options;
-  std::string log;     // tuning log (JSON lines); required
+  std::string log;  // tuning log (JSON lines); required
   // The default schedule's outputs (reference_outputs) when the caller has them already
   // (compare_methods computes them once for every method); null: tune() computes them.
   std::shared_ptr<const halide::Outputs> reference;
