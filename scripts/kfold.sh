@@ -10,8 +10,9 @@
 # over seeds), the per-fold means over seeds, and the geomean slowdown@1 and @5 over all
 # programs of all folds (mean over seeds).
 # usage: scripts/kfold.sh [K] [SEED...]   (after scripts/build.sh; about 12 minutes a seed)
-# ("ast-gcn" trains with the model's default loss: hinge-gap since 2026-12-01, mse before; the
-# ast-gcn-mse and ast-gcn-hinge-gap settings name them.)
+# ("ast-gcn" trains with the model's defaults: the loss hinge-gap since 2026-12-01, mse before,
+# which the ast-gcn-mse and ast-gcn-hinge-gap settings name; 80 epochs since 2026-12-02, 40
+# before, which ast-gcn-e80 names.)
 # Environment: KFOLD_DATA, the dataset (default data/halide); KFOLD_OUT, the work directory
 # (default out/kfold, emptied first); KFOLD_ONLY, a comma-separated list of the settings and
 # ensembles to run (default all; an ensemble's members must be among them); KFOLD_JOBS, how many
@@ -51,6 +52,8 @@ SETTINGS=(
   "tgraph-ast-configs64:both:--model tgraph-ast --configs 64"
   "ast-gcn-hidden128:ast:--model ast-gcn --hidden 128"
   "ast-gcn-layers4:ast:--model ast-gcn --layers 4"
+  "ast-gcn-e80:ast:--model ast-gcn --epochs 80"
+  "tgraph-ast-e80:both:--model tgraph-ast --epochs 80"
 )
 ENSEMBLES=(
   "tgraph+xgb=tgraph+xgb"
@@ -65,6 +68,7 @@ ENSEMBLES=(
   "ast-gcn-listnet+tgraph-ast-listnet=ast-gcn-listnet+tgraph-ast-listnet"
   "tgraph-ast+ast-gcn+both-listnet=tgraph-ast+ast-gcn+ast-gcn-listnet+tgraph-ast-listnet"
   "tgraph-ast+ast-gcn-configs64=tgraph-ast-configs64+ast-gcn-configs64"
+  "tgraph-ast+ast-gcn-e80=tgraph-ast-e80+ast-gcn-e80"
 )
 if [ -n "${KFOLD_ONLY:-}" ]; then
   keep() { [[ ",$KFOLD_ONLY," == *",$1,"* ]]; }

@@ -28,8 +28,8 @@ struct TrainOptions {
   bool tree_attention = true;    // ast-gcn: attention across configurations (models.h)
   bool config_pool = false;      // tgraph: read out the configurable nodes' mean besides
   std::string loss = "auto";     // listmle | hinge | hinge-gap | hinge-top | listnet | mse | auto
-  int epochs = 40;
-  int configs_per_step = 32;  // K configurations of one graph per step
+  int epochs = 0;                // 0: the model's default (resolve_epochs)
+  int configs_per_step = 32;     // K configurations of one graph per step
   double lr = 1e-3;
   double weight_decay = 1e-5;
   double warmup = 0.05;  // fraction of steps with linear warm-up, then cosine decay

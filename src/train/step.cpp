@@ -82,6 +82,11 @@ std::string resolve_loss(const std::string& loss, const std::string& model) {
       loss));
 }
 
+int resolve_epochs(int epochs, const std::string& model) {
+  if (epochs != 0) return epochs;
+  return model == "ast-gcn" ? 80 : 40;
+}
+
 torch::Tensor batch_loss(const torch::Tensor& cost, const model::PreparedGraph& batch,
                          const model::Normalizer& norm, const StepOptions& o) {
   if (o.loss == "listmle") return listmle_loss(cost, batch.targets);

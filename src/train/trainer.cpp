@@ -439,7 +439,9 @@ std::string shared_file(const std::string& path, ProcessGroup* pg) {
 
 }  // namespace
 
-void train_model(const TrainOptions& o) {
+void train_model(const TrainOptions& options) {
+  TrainOptions o = options;
+  o.epochs = resolve_epochs(o.epochs, o.model);
   const DistEnv env = dist_env_from_environment();
   if (o.model == "xgb") {
     if (!o.init.empty())

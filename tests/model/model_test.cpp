@@ -124,6 +124,21 @@ TEST(Losses, ListNetIsAboutTheFastest) {
   EXPECT_EQ(train::resolve_loss("listnet", "ast-gcn"), "listnet");
 }
 
+// Options left to the model: its loss and its epochs (the syntax-tree GCN trains longer).
+TEST(Defaults, LossAndEpochsPerModel) {
+  EXPECT_EQ(train::TrainOptions().loss, "auto");
+  EXPECT_EQ(train::resolve_loss("auto", "tgraph"), "hinge");
+  EXPECT_EQ(train::resolve_loss("auto", "ast-gcn"), "hinge-gap");
+  EXPECT_EQ(train::resolve_loss("auto", "tgraph-ast"), "hinge-gap");
+  EXPECT_EQ(train::resolve_loss("auto", "sage"), "listmle");
+  EXPECT_THROW(train::resolve_loss("l2", "tgraph"), UsageError);
+  EXPECT_EQ(train::TrainOptions().epochs, 0);
+  EXPECT_EQ(train::resolve_epochs(0, "ast-gcn"), 80);
+  for (const char* m : {"tgraph", "tgraph-ast", "sage", "gcn-baseline", "xgb"})
+    EXPECT_EQ(train::resolve_epochs(0, m), 40) << m;
+  EXPECT_EQ(train::resolve_epochs(7, "ast-gcn"), 7);
+}
+
 TEST(Models, EveryModelScoresLayoutAndTileGraphs) {
   torch::manual_seed(0);
   for (Collection c : {Collection::kLayout, Collection::kTile}) {
