@@ -69,6 +69,7 @@ ENSEMBLES=(
   "tgraph-ast+ast-gcn+both-listnet=tgraph-ast+ast-gcn+ast-gcn-listnet+tgraph-ast-listnet"
   "tgraph-ast+ast-gcn-configs64=tgraph-ast-configs64+ast-gcn-configs64"
   "tgraph-ast+ast-gcn-e80=tgraph-ast-e80+ast-gcn-e80"
+  "tgraph-ast+ast-gcn80=tgraph-ast+ast-gcn-e80"
 )
 if [ -n "${KFOLD_ONLY:-}" ]; then
   keep() { [[ ",$KFOLD_ONLY," == *",$1,"* ]]; }
