@@ -48,10 +48,6 @@ SETTINGS=(
   "ast-gcn-no-tree-attention:ast:--model ast-gcn --no-tree-attention"
   "ast-gcn-listnet:ast:--model ast-gcn --loss listnet"
   "tgraph-ast-listnet:both:--model tgraph-ast --loss listnet"
-  "ast-gcn-configs64:ast:--model ast-gcn --configs 64"
-  "tgraph-ast-configs64:both:--model tgraph-ast --configs 64"
-  "ast-gcn-hidden128:ast:--model ast-gcn --hidden 128"
-  "ast-gcn-layers4:ast:--model ast-gcn --layers 4"
   "ast-gcn-e80:ast:--model ast-gcn --epochs 80"
   "tgraph-ast-e80:both:--model tgraph-ast --epochs 80"
 )
@@ -67,7 +63,6 @@ ENSEMBLES=(
   "tgraph-ast+ast-gcn=tgraph-ast+ast-gcn"
   "ast-gcn-listnet+tgraph-ast-listnet=ast-gcn-listnet+tgraph-ast-listnet"
   "tgraph-ast+ast-gcn+both-listnet=tgraph-ast+ast-gcn+ast-gcn-listnet+tgraph-ast-listnet"
-  "tgraph-ast+ast-gcn-configs64=tgraph-ast-configs64+ast-gcn-configs64"
   "tgraph-ast+ast-gcn-e80=tgraph-ast-e80+ast-gcn-e80"
   "tgraph-ast+ast-gcn80=tgraph-ast+ast-gcn-e80"
 )
