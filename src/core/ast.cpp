@@ -109,6 +109,11 @@ AstSet read_ast(const NpzFile& npz) {
     s.config_feat_width = static_cast<int>(cf.shape[1]);
     s.config_feat = as_float32(cf);
   }
+  if (npz.has("ast_lowering")) {
+    const auto v = as_int64(get_rank(npz, "ast_lowering", 1), path + ": key 'ast_lowering'");
+    if (v.size() != 1 || v[0] < 0) fail(path, "ast_lowering", "one non-negative version", "");
+    s.lowering = v[0];
+  }
   return s;
 }
 
@@ -124,6 +129,7 @@ void save_ast(const std::string& path, const AstSet& s, bool compress) {
     a.emplace_back("config_feat",
                    NpyArray::of<float>({s.num_configs, s.config_feat_width}, s.config_feat));
   }
+  if (s.lowering > 0) a.emplace_back("ast_lowering", NpyArray::of<int64_t>({1}, {s.lowering}));
   write_npz(path, a, compress);
 }
 
@@ -133,6 +139,7 @@ AstSet select_ast_configs(const AstSet& s, const std::vector<int64_t>& indices) 
   out.source = s.source;
   out.node_feat_width = s.node_feat_width;
   out.config_feat_width = s.config_feat_width;
+  out.lowering = s.lowering;
   out.num_configs = static_cast<int64_t>(indices.size());
   out.node_offsets.push_back(0);
   out.edge_offsets.push_back(0);

@@ -74,6 +74,10 @@ struct AstSet {
   std::vector<int64_t> runtime_ns;    // c
   int config_feat_width = 0;
   std::vector<float> config_feat;  // c x config_feat_width (optional)
+  // The version of the lowering that made the trees (key `ast_lowering`; 0 when the file has
+  // none: synthetic trees, or a file written before 2026-12-02). A collection lowers its trees
+  // again when this differs from the code's (halide::kAstLowering).
+  int64_t lowering = 0;
 
   int64_t num_nodes() const { return static_cast<int64_t>(kinds.size()); }
   int64_t num_edges() const { return static_cast<int64_t>(edges.size() / 2); }

@@ -126,6 +126,7 @@ AstSet ast_set(const ProgramInfo& p, const std::vector<const AstTree*>& trees,
     a.edge_offsets.push_back(a.num_edges());
   }
   a.runtime_ns = layout.runtime_ns;
+  a.lowering = kAstLowering;
   return a;
 }
 
@@ -148,13 +149,13 @@ void write_datasets(const std::string& out, const InstanceName& in, const Progra
   if (!with_ast) return;
   const std::string ast_path = path("ast");
   // Lowering every configuration takes a while (36-70 ms each). A file whose configurations
-  // are the same schedules in the same order (equal stage encodings) keeps its syntax trees,
-  // and only its runtimes are brought up to date (a re-measurement). Anything else is lowered
-  // again.
+  // are the same schedules in the same order (equal stage encodings), lowered by this version
+  // of lower_ast, keeps its syntax trees, and only its runtimes are brought up to date (a
+  // re-measurement). Anything else is lowered again.
   if (fs::exists(ast_path)) {
     try {
       AstSet old = load_ast(ast_path);
-      if (same_schedules(old, layout)) {
+      if (old.lowering == kAstLowering && same_schedules(old, layout)) {
         if (old.runtime_ns != m.runtime_ns) {
           old.runtime_ns = m.runtime_ns;
           save_ast(ast_path, old, true);

@@ -131,7 +131,7 @@ class TreeBuilder : public Internal::IRVisitor {
     Expr base = index;
     if (const auto* r = base.as<Internal::Ramp>()) base = r->base;
     if (const auto* b = base.as<Internal::Broadcast>()) base = b->value;
-    return lets_.empty() ? base : Internal::substitute(lets_, base);
+    return expanded(base);
   }
   // log2(1 + |s|), s the elements `base` (expanded_base) moves when the `k`-th innermost
   // enclosing loop's variable steps by one; -1 when s is not a constant.
@@ -146,12 +146,36 @@ class TreeBuilder : public Internal::IRVisitor {
     const int64_t* s = Internal::as_const_int(d);
     return s != nullptr ? std::log2(1.0 + std::fabs(static_cast<double>(*s))) : -1.0;
   }
-  // Runs `body` inside a loop over `var`.
+  // `e` with the lets in scope expanded.
+  Expr expanded(const Expr& e) const { return lets_.empty() ? e : Internal::substitute(lets_, e); }
+  // A constant upper bound of the integer `e` (a loop extent or an allocation's size) over the
+  // ranges of the enclosing loops' variables: an extent that depends on where the loop runs
+  // (a producer computed inside a consumer's tile whose region needs min/max, a tail) counts
+  // at its largest; 1 when no bound is found (a data-dependent extent).
+  double upper_bound(const Expr& e) const {
+    const Expr x = Internal::simplify(expanded(e));
+    const int64_t* c = Internal::as_const_int(x);
+    if (c == nullptr) {
+      const Expr b = Internal::find_constant_bound(x, Internal::Direction::Upper, ranges_);
+      c = b.defined() ? Internal::as_const_int(Internal::simplify(b)) : nullptr;
+    }
+    return c != nullptr && *c > 0 ? static_cast<double>(*c) : 1.0;
+  }
+  // Runs `body` inside a loop over `var` from `min` (lets expanded) for at most `extent`
+  // iterations, the variable's constant range known to the bounds inside.
   template <typename F>
-  void in_loop(const std::string& var, F&& body) {
+  void in_loop(const std::string& var, const Expr& min, double extent, F&& body) {
+    const Expr m = Internal::simplify(expanded(min));
+    Expr lo = Internal::find_constant_bound(m, Internal::Direction::Lower, ranges_);
+    Expr hi = Internal::find_constant_bound(m, Internal::Direction::Upper, ranges_);
+    if (!lo.defined()) lo = Internal::Interval::neg_inf();
+    hi = hi.defined() ? Internal::simplify(hi + static_cast<int>(extent) - 1)
+                      : Internal::Interval::pos_inf();
+    ranges_.push(var, Internal::Interval(lo, hi));
     loop_vars_.push_back(var);
     body();
     loop_vars_.pop_back();
+    ranges_.pop(var);
   }
   // Runs `body` with `name` bound to `value`, its own lets expanded, for the strides.
   template <typename F>
@@ -193,8 +217,8 @@ class TreeBuilder : public Internal::IRVisitor {
       default:
         break;
     }
-    const int64_t* e = Internal::as_const_int(Internal::simplify(op->extent));
-    in_loop(op->name, [&] { nest(op, kind, e != nullptr ? static_cast<double>(*e) : 1.0); });
+    const double extent = upper_bound(op->extent);
+    in_loop(op->name, op->min, extent, [&] { nest(op, kind, extent); });
   }
   void visit(const Internal::Store* op) override {
     access(kAstStore, op->value.type(), op->index, op->value);
@@ -210,10 +234,7 @@ class TreeBuilder : public Internal::IRVisitor {
   }
   void visit(const Internal::Allocate* op) override {
     double bytes = static_cast<double>(op->type.bytes());
-    for (const Expr& e : op->extents) {
-      const int64_t* c = Internal::as_const_int(e);
-      bytes *= c != nullptr ? static_cast<double>(*c) : 1.0;
-    }
+    for (const Expr& e : op->extents) bytes *= upper_bound(e);
     nest(op, kAstAllocate, 0, bytes);
   }
   void visit(const Internal::ProducerConsumer* op) override { nest(op, kAstBlock); }
@@ -238,15 +259,16 @@ class TreeBuilder : public Internal::IRVisitor {
     if (op->name == "halide_do_par_for" && op->args.size() >= 3) {
       const auto it = closures_.find(closure_name(op->args[0]));
       if (it != closures_.end() && !full()) {
-        const int64_t* e = Internal::as_const_int(Internal::simplify(op->args[2]));
-        const double extent = e != nullptr ? static_cast<double>(*e) : 1.0;
+        const double extent = upper_bound(op->args[2]);
         stack_.push_back(add(kAstForParallel, extent, 0, 0));
         const double saved = trips_;
         trips_ *= extent;
-        // The closure's body sees none of the caller's lets: it unpacks its own.
+        // The closure's body sees none of the caller's lets: it unpacks its own. Its loop
+        // variable's range is the caller's (the call's minimum and extent).
+        const Expr min = expanded(op->args[1]);
         std::map<std::string, Expr> outer;
         std::swap(outer, lets_);
-        in_loop(closure_vars_[it->first], [&] { it->second.accept(this); });
+        in_loop(closure_vars_[it->first], min, extent, [&] { it->second.accept(this); });
         std::swap(outer, lets_);
         trips_ = saved;
         stack_.pop_back();
@@ -274,7 +296,8 @@ class TreeBuilder : public Internal::IRVisitor {
   std::map<std::string, std::string> closure_vars_;
   std::map<std::string, Expr> lets_;    // the lets in scope, each with its own lets expanded
   std::vector<std::string> loop_vars_;  // enclosing loops' variables, innermost last
-  int in_index_ = 0, in_value_ = 0;     // inside an index; inside a stored value
+  Internal::Scope<Internal::Interval> ranges_;  // their constant ranges (or infinite ends)
+  int in_index_ = 0, in_value_ = 0;             // inside an index; inside a stored value
   AstTree tree_;
   std::vector<int> stack_;
   std::vector<double> extent_;

@@ -89,6 +89,10 @@ struct AstTree {
   std::vector<int32_t> edges;
 };
 AstTree lower_ast(const Program& p, const Schedule& s, int max_nodes = 4000);
+// The version of lower_ast's trees, stored with them (AstSet::lowering): 2 since 2026-12-02
+// (an extent that depends on the enclosing loops counts at its constant upper bound; it was
+// 1 before). Raise it whenever the trees of a schedule change.
+constexpr int64_t kAstLowering = 2;
 
 std::string schedule_source(const Program& p, const Schedule& s);
 

@@ -155,6 +155,13 @@ TEST(SynthAst, TreesRoundTripAndRuntimesDependOnTheSchedule) {
   EXPECT_EQ(r.feats, a.feats);
   EXPECT_EQ(r.edges, a.edges);
   EXPECT_EQ(r.runtime_ns, a.runtime_ns);
+  EXPECT_EQ(r.lowering, 0);  // synthetic trees name no lowering
+  // The version of the lowering that made the trees travels with them.
+  AstSet versioned = a;
+  versioned.lowering = 7;
+  save_ast(dir / "v.npz", versioned);
+  EXPECT_EQ(load_ast(dir / "v.npz").lowering, 7);
+  EXPECT_EQ(select_ast_configs(versioned, {1}).lowering, 7);
   // Every tree is a tree: one root, n - 1 edges, parents before use.
   for (int64_t c = 0; c < a.num_configs; ++c) {
     EXPECT_EQ(a.edge_offsets[c + 1] - a.edge_offsets[c],

@@ -9,6 +9,7 @@
 #include "core/tpugraphs_io.h"
 #include "halide/collect.h"
 #include "halide/datasets.h"
+#include "halide/featurize.h"
 #include "halide/manifest.h"
 #include "halide/measure.h"
 #include "halide/result_log.h"
@@ -358,6 +359,86 @@ TEST(Lower, TreesCarryStridesLanesAndTheValuesArithmetic) {
   EXPECT_GE(adds16, 4);  // blur_x's two, blur_y's two
 }
 
+// A loop whose extent depends on where it runs counts at its largest. gram's output reads
+// gram(x, y), gram(x, x) and gram(y, y), so gram computed inside a 16x16 tile of the output
+// needs the rows and columns of both the tile's ranges: a region whose extent is a min/max of
+// the tile's position, up to the whole matrix. Its loops carry that bound, not 1 (before
+// 2026-12-02 every non-constant extent was 1, and such a schedule looked cheaper than at root).
+TEST(Lower, ExtentsThatDependOnTheTileCountAtTheirLargest) {
+  const Program prog = zoo_program("gram_256x512");
+  const ProgramInfo& p = prog.info();
+  const std::vector<int> stages = p.stages();
+  Schedule s = default_schedule(p);
+  int gram = -1;
+  for (size_t k = 0; k < stages.size(); ++k) {
+    if (p.nodes[stages[k]].name == "gram") gram = static_cast<int>(k);
+  }
+  ASSERT_GE(gram, 0);
+  s[gram].compute = kAtTile;
+  s[gram].at = -1;
+  s.back().tile_x = 16;
+  s.back().tile_y = 16;
+  ASSERT_NO_THROW(check_schedule(p, s));
+  const auto deepest_trips = [](const AstTree& t) {
+    float most = 0;
+    for (size_t v = 0; v < t.kinds.size(); ++v) {
+      if (t.kinds[v] == kAstStore)
+        most = std::max(most, t.feats[v * kAstFeatureWidth + kAstLogTrips]);
+    }
+    return most;
+  };
+  const AstTree at_tile = lower_ast(prog, s);
+  for (size_t v = 0; v < at_tile.kinds.size(); ++v) {
+    if (at_tile.kinds[v] >= kAstForSerial && at_tile.kinds[v] <= kAstForUnrolled) {
+      EXPECT_GT(at_tile.feats[v * kAstFeatureWidth + kAstLogExtent], 1.0f) << "an extent of 1";
+    }
+  }
+  // Computed per tile, gram's update runs at least as often as once at root (256 x 256 x 512).
+  const float at_root = deepest_trips(lower_ast(prog, default_schedule(p)));
+  EXPECT_NEAR(at_root, std::log2(1.0f + 256.0f * 256.0f * 512.0f), 0.01f);
+  EXPECT_GE(deepest_trips(at_tile), at_root);
+}
+
+// The shipped syntax trees are what lower_ast makes of the shipped schedules today (the data and
+// the code that reads it agree): a dozen of gram_256x512's schedules, read from the record of
+// measurements, found in its tree file by their stage encodings and lowered again.
+TEST(Shipped, SyntaxTreesAreTodaysLowering) {
+  const std::string root = TCOST_SHIPPED_DATA;
+  const AstSet shipped = load_ast(root + "/ast/valid/gram_256x512.npz");
+  EXPECT_EQ(shipped.lowering, kAstLowering);
+  const Program prog = zoo_program("gram_256x512");
+  std::ifstream in(root + "/measurements.jsonl");
+  ASSERT_TRUE(in.good());
+  std::vector<Schedule> schedules;
+  for (std::string line; std::getline(in, line);) {
+    if (line.find(R"("instance":"gram_256x512")") == std::string::npos) continue;
+    const auto r = nlohmann::json::parse(line);
+    if (r.value("pass", 0) == 1 && r.value("ok", false)) {
+      schedules.push_back(schedule_from_json(r.at("schedule")));
+    }
+  }
+  ASSERT_GE(schedules.size(), 80u);
+  const int64_t row = shipped.config_feat_width;
+  int compared = 0;
+  for (size_t i = 0; i < schedules.size(); i += 8) {
+    const Graph lay = layout_graph(prog.info(), {schedules[i]}, {});
+    ASSERT_EQ(static_cast<int64_t>(lay.config_feat.size()), row);
+    int64_t c = 0;
+    while (c < shipped.num_configs && !std::equal(lay.config_feat.begin(), lay.config_feat.end(),
+                                                  shipped.config_feat.begin() + c * row)) {
+      ++c;
+    }
+    if (c == shipped.num_configs) continue;  // never measured on the data's CPU
+    const AstSet one = select_ast_configs(shipped, {c});
+    const AstTree t = lower_ast(prog, schedules[i]);
+    EXPECT_EQ(t.kinds, one.kinds) << schedule_key(schedules[i]);
+    EXPECT_EQ(t.feats, one.feats) << schedule_key(schedules[i]);
+    EXPECT_EQ(t.edges, one.edges) << schedule_key(schedules[i]);
+    ++compared;
+  }
+  EXPECT_GE(compared, 10);
+}
+
 // The tuner's local step: a tweak changes one stage of its parent, stays valid (Halide lowers
 // it), and a chain of tweaks walks to many distinct schedules.
 TEST(Zoo, TweaksChangeOneStageAndStayValid) {
@@ -631,6 +712,17 @@ TEST(Collect, MeasuresWritesAndResumes) {
     AstSet kept = load_ast(ast_path);
     EXPECT_EQ(kept.runtime_ns, g.runtime_ns);
     EXPECT_EQ(kept.feats[0], a.feats[0] + 1000);
+    // Trees that another version of the lowering made are lowered again, though the schedules
+    // are the same.
+    EXPECT_EQ(a.lowering, kAstLowering);
+    AstSet stale = kept;
+    stale.lowering = kAstLowering - 1;
+    save_ast(ast_path, stale, true);
+    collect(rewrite);
+    const AstSet relowered = load_ast(ast_path);
+    EXPECT_EQ(relowered.feats, a.feats);
+    EXPECT_EQ(relowered.lowering, kAstLowering);
+    save_ast(ast_path, kept, true);
     kept.config_feat[0] += 1;
     save_ast(ast_path, kept, true);
     collect(rewrite);
