@@ -65,6 +65,7 @@ ENSEMBLES=(
   "tgraph-ast+ast-gcn+both-listnet=tgraph-ast+ast-gcn+ast-gcn-listnet+tgraph-ast-listnet"
   "tgraph-ast+ast-gcn-e80=tgraph-ast-e80+ast-gcn-e80"
   "tgraph-ast+ast-gcn80=tgraph-ast+ast-gcn-e80"
+  "tgraph-ast80+ast-gcn=tgraph-ast-e80+ast-gcn"
 )
 if [ -n "${KFOLD_ONLY:-}" ]; then
   keep() { [[ ",$KFOLD_ONLY," == *",$1,"* ]]; }
