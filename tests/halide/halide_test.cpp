@@ -722,7 +722,6 @@ TEST(Collect, MeasuresWritesAndResumes) {
     const AstSet relowered = load_ast(ast_path);
     EXPECT_EQ(relowered.feats, a.feats);
     EXPECT_EQ(relowered.lowering, kAstLowering);
-    save_ast(ast_path, kept, true);
     kept.config_feat[0] += 1;
     save_ast(ast_path, kept, true);
     collect(rewrite);
