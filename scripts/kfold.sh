@@ -63,7 +63,6 @@ ENSEMBLES=(
   "tgraph-ast+ast-gcn=tgraph-ast+ast-gcn"
   "ast-gcn-listnet+tgraph-ast-listnet=ast-gcn-listnet+tgraph-ast-listnet"
   "tgraph-ast+ast-gcn+both-listnet=tgraph-ast+ast-gcn+ast-gcn-listnet+tgraph-ast-listnet"
-  "tgraph-ast+ast-gcn-e80=tgraph-ast-e80+ast-gcn-e80"
   "tgraph-ast+ast-gcn80=tgraph-ast+ast-gcn-e80"
   "tgraph-ast80+ast-gcn=tgraph-ast-e80+ast-gcn"
 )
