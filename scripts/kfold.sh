@@ -12,7 +12,9 @@
 # usage: scripts/kfold.sh [K] [SEED...]   (after scripts/build.sh; about 12 minutes a seed)
 # ("ast-gcn" trains with the model's defaults: the loss hinge-gap since 2026-12-01, mse before,
 # which the ast-gcn-mse and ast-gcn-hinge-gap settings name; 80 epochs since 2026-12-02, 40
-# before, which ast-gcn-e80 names.)
+# before, which ast-gcn-e80 names. "tgraph-ast" likewise: 80 epochs since 2026-12-02 (its
+# k-fold with the bounded-extent trees), 40 before, which tgraph-ast-e40 names; its results in
+# a work directory from before then are the 40-epoch ones, so do not reuse them.)
 # Environment: KFOLD_DATA, the dataset (default data/halide); KFOLD_OUT, the work directory
 # (default out/kfold, emptied first); KFOLD_ONLY, a comma-separated list of the settings and
 # ensembles to run (default all; an ensemble's members must be among them); KFOLD_JOBS, how many
@@ -50,6 +52,7 @@ SETTINGS=(
   "tgraph-ast-listnet:both:--model tgraph-ast --loss listnet"
   "ast-gcn-e80:ast:--model ast-gcn --epochs 80"
   "tgraph-ast-e80:both:--model tgraph-ast --epochs 80"
+  "tgraph-ast-e40:both:--model tgraph-ast --epochs 40"
 )
 ENSEMBLES=(
   "tgraph+xgb=tgraph+xgb"

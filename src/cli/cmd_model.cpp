@@ -63,8 +63,9 @@ void register_model_commands(CLI::App& app) {
   train->add_option("--out", t->out, "Best checkpoint (also OUT.resume, OUT.log.jsonl)")
       ->required();
   train
-      ->add_option("--epochs", t->epochs,
-                   "Epochs (0 = the model's default: 80 for ast-gcn, 40 for the others)")
+      ->add_option(
+          "--epochs", t->epochs,
+          "Epochs (0 = the model's default: 80 for ast-gcn and tgraph-ast, 40 for the others)")
       ->capture_default_str()
       ->check(CLI::Range(0, 100000));
   train->add_option("--configs", t->configs_per_step, "Configurations per graph per step")

@@ -7,6 +7,7 @@
 // carries its lanes and bits; allocations their size.
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -151,26 +152,36 @@ class TreeBuilder : public Internal::IRVisitor {
   // A constant upper bound of the integer `e` (a loop extent or an allocation's size) over the
   // ranges of the enclosing loops' variables: an extent that depends on where the loop runs
   // (a producer computed inside a consumer's tile whose region needs min/max, a tail) counts
-  // at its largest; 1 when no bound is found (a data-dependent extent).
-  double upper_bound(const Expr& e) const {
+  // at its largest. Halide's bounds give up on some lets whose value is correlated with the
+  // body (a region's min and max over a fused variable); those are tried again with the lets
+  // substituted. None when no bound is found (a data-dependent extent).
+  std::optional<int64_t> constant_upper_bound(const Expr& e) const {
     const Expr x = Internal::simplify(expanded(e));
-    const int64_t* c = Internal::as_const_int(x);
-    if (c == nullptr) {
-      const Expr b = Internal::find_constant_bound(x, Internal::Direction::Upper, ranges_);
-      c = b.defined() ? Internal::as_const_int(Internal::simplify(b)) : nullptr;
+    if (const int64_t* c = Internal::as_const_int(x)) return *c;
+    Expr b = Internal::find_constant_bound(x, Internal::Direction::Upper, ranges_);
+    if (!b.defined()) {
+      b = Internal::find_constant_bound(Internal::substitute_in_all_lets(x),
+                                        Internal::Direction::Upper, ranges_);
     }
-    return c != nullptr && *c > 0 ? static_cast<double>(*c) : 1.0;
+    const int64_t* c = b.defined() ? Internal::as_const_int(Internal::simplify(b)) : nullptr;
+    return c != nullptr ? std::optional<int64_t>(*c) : std::nullopt;
   }
-  // Runs `body` inside a loop over `var` from `min` (lets expanded) for at most `extent`
-  // iterations, the variable's constant range known to the bounds inside.
+  // The extent counted for `e`: its constant upper bound, at least 1 (1 when unbounded).
+  static double counted(std::optional<int64_t> bound) {
+    return bound && *bound > 0 ? static_cast<double>(*bound) : 1.0;
+  }
+  // Runs `body` inside a loop over `var` from `min` (lets expanded) for at most `bound`
+  // iterations, the variable's constant range known to the bounds inside (unbounded above
+  // when the loop's extent or its minimum has no bound).
   template <typename F>
-  void in_loop(const std::string& var, const Expr& min, double extent, F&& body) {
+  void in_loop(const std::string& var, const Expr& min, std::optional<int64_t> bound, F&& body) {
     const Expr m = Internal::simplify(expanded(min));
     Expr lo = Internal::find_constant_bound(m, Internal::Direction::Lower, ranges_);
     Expr hi = Internal::find_constant_bound(m, Internal::Direction::Upper, ranges_);
     if (!lo.defined()) lo = Internal::Interval::neg_inf();
-    hi = hi.defined() ? Internal::simplify(hi + static_cast<int>(extent) - 1)
-                      : Internal::Interval::pos_inf();
+    hi = hi.defined() && bound
+             ? Internal::simplify(hi + static_cast<int>(std::max<int64_t>(*bound, 1)) - 1)
+             : Internal::Interval::pos_inf();
     ranges_.push(var, Internal::Interval(lo, hi));
     loop_vars_.push_back(var);
     body();
@@ -217,8 +228,8 @@ class TreeBuilder : public Internal::IRVisitor {
       default:
         break;
     }
-    const double extent = upper_bound(op->extent);
-    in_loop(op->name, op->min, extent, [&] { nest(op, kind, extent); });
+    const std::optional<int64_t> bound = constant_upper_bound(op->extent);
+    in_loop(op->name, op->min, bound, [&] { nest(op, kind, counted(bound)); });
   }
   void visit(const Internal::Store* op) override {
     access(kAstStore, op->value.type(), op->index, op->value);
@@ -234,7 +245,7 @@ class TreeBuilder : public Internal::IRVisitor {
   }
   void visit(const Internal::Allocate* op) override {
     double bytes = static_cast<double>(op->type.bytes());
-    for (const Expr& e : op->extents) bytes *= upper_bound(e);
+    for (const Expr& e : op->extents) bytes *= counted(constant_upper_bound(e));
     nest(op, kAstAllocate, 0, bytes);
   }
   void visit(const Internal::ProducerConsumer* op) override { nest(op, kAstBlock); }
@@ -259,7 +270,8 @@ class TreeBuilder : public Internal::IRVisitor {
     if (op->name == "halide_do_par_for" && op->args.size() >= 3) {
       const auto it = closures_.find(closure_name(op->args[0]));
       if (it != closures_.end() && !full()) {
-        const double extent = upper_bound(op->args[2]);
+        const std::optional<int64_t> bound = constant_upper_bound(op->args[2]);
+        const double extent = counted(bound);
         stack_.push_back(add(kAstForParallel, extent, 0, 0));
         const double saved = trips_;
         trips_ *= extent;
@@ -268,7 +280,7 @@ class TreeBuilder : public Internal::IRVisitor {
         const Expr min = expanded(op->args[1]);
         std::map<std::string, Expr> outer;
         std::swap(outer, lets_);
-        in_loop(closure_vars_[it->first], min, extent, [&] { it->second.accept(this); });
+        in_loop(closure_vars_[it->first], min, bound, [&] { it->second.accept(this); });
         std::swap(outer, lets_);
         trips_ = saved;
         stack_.pop_back();

@@ -84,7 +84,7 @@ std::string resolve_loss(const std::string& loss, const std::string& model) {
 
 int resolve_epochs(int epochs, const std::string& model) {
   if (epochs != 0) return epochs;
-  return model == "ast-gcn" ? 80 : 40;
+  return model == "ast-gcn" || model == "tgraph-ast" ? 80 : 40;
 }
 
 torch::Tensor batch_loss(const torch::Tensor& cost, const model::PreparedGraph& batch,

@@ -49,9 +49,9 @@ std::vector<double> predict_ast(model::Network& m, const AstSet& set, const mode
 // UsageError for an unknown name.
 std::string resolve_loss(const std::string& loss, const std::string& model);
 
-// The epochs a model trains for by default (epochs 0): 80 for ast-gcn (40 before 2026-12-02;
-// chosen by k-fold cross-validation over families, README), 40 for the others (xgb: 5 boosting
-// rounds an epoch). Other values are kept.
+// The epochs a model trains for by default (epochs 0): 80 for ast-gcn and tgraph-ast (40 before
+// 2026-12-02; chosen by k-fold cross-validation over families, README), 40 for the others (xgb: 5
+// boosting rounds an epoch). Other values are kept.
 int resolve_epochs(int epochs, const std::string& model);
 
 }  // namespace tcost::train
