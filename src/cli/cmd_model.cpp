@@ -77,7 +77,10 @@ void register_model_commands(CLI::App& app) {
       ->capture_default_str()
       ->check(
           CLI::IsMember({"listmle", "hinge", "hinge-gap", "hinge-top", "listnet", "mse", "auto"}));
-  train->add_option("--lr", t->lr, "Peak learning rate (AdamW)")
+  train
+      ->add_option("--lr", t->lr,
+                   "Peak learning rate (AdamW; 0 = the model's default: 2e-3 for ast-gcn, 1e-3 for "
+                   "the others)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 10.0));
   train->add_option("--weight-decay", t->weight_decay, "AdamW weight decay")->capture_default_str();

@@ -30,7 +30,7 @@ struct TrainOptions {
   std::string loss = "auto";     // listmle | hinge | hinge-gap | hinge-top | listnet | mse | auto
   int epochs = 0;                // 0: the model's default (resolve_epochs)
   int configs_per_step = 32;     // K configurations of one graph per step
-  double lr = 1e-3;
+  double lr = 0;                 // peak; 0: the model's default (resolve_lr)
   double weight_decay = 1e-5;
   double warmup = 0.05;  // fraction of steps with linear warm-up, then cosine decay
   double clip = 1.0;     // gradient-norm clipping

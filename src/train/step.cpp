@@ -87,6 +87,11 @@ int resolve_epochs(int epochs, const std::string& model) {
   return model == "ast-gcn" || model == "tgraph-ast" ? 80 : 40;
 }
 
+double resolve_lr(double lr, const std::string& model) {
+  if (lr != 0) return lr;
+  return model == "ast-gcn" ? 2e-3 : 1e-3;
+}
+
 torch::Tensor batch_loss(const torch::Tensor& cost, const model::PreparedGraph& batch,
                          const model::Normalizer& norm, const StepOptions& o) {
   if (o.loss == "listmle") return listmle_loss(cost, batch.targets);

@@ -442,6 +442,7 @@ std::string shared_file(const std::string& path, ProcessGroup* pg) {
 void train_model(const TrainOptions& options) {
   TrainOptions o = options;
   o.epochs = resolve_epochs(o.epochs, o.model);
+  o.lr = resolve_lr(o.lr, o.model);
   const DistEnv env = dist_env_from_environment();
   if (o.model == "xgb") {
     if (!o.init.empty())

@@ -125,7 +125,7 @@ TEST(Losses, ListNetIsAboutTheFastest) {
 }
 
 // Options left to the model: its loss and its epochs (the syntax-tree GCN trains longer).
-TEST(Defaults, LossAndEpochsPerModel) {
+TEST(Defaults, LossEpochsAndLearningRatePerModel) {
   EXPECT_EQ(train::TrainOptions().loss, "auto");
   EXPECT_EQ(train::resolve_loss("auto", "tgraph"), "hinge");
   EXPECT_EQ(train::resolve_loss("auto", "ast-gcn"), "hinge-gap");
@@ -137,6 +137,11 @@ TEST(Defaults, LossAndEpochsPerModel) {
   for (const char* m : {"tgraph", "sage", "gcn-baseline", "xgb"})
     EXPECT_EQ(train::resolve_epochs(0, m), 40) << m;
   EXPECT_EQ(train::resolve_epochs(7, "ast-gcn"), 7);
+  EXPECT_EQ(train::TrainOptions().lr, 0.0);
+  EXPECT_EQ(train::resolve_lr(0, "ast-gcn"), 2e-3);
+  for (const char* m : {"tgraph", "tgraph-ast", "sage", "gcn-baseline"})
+    EXPECT_EQ(train::resolve_lr(0, m), 1e-3) << m;
+  EXPECT_EQ(train::resolve_lr(5e-4, "ast-gcn"), 5e-4);
 }
 
 TEST(Models, EveryModelScoresLayoutAndTileGraphs) {
@@ -359,14 +364,15 @@ TEST_F(Training, ResumeContinuesWhereItStopped) {
 }
 
 // --init starts a model from another checkpoint's weights (pretraining, then fine-tuning): with
-// a zero learning rate the fine-tuned model is the pretrained one; the model kind must match.
+// a learning rate of nearly zero (0 asks for the model's default) the fine-tuned model is the
+// pretrained one; the model kind must match.
 TEST_F(Training, InitStartsFromAnotherCheckpointsWeights) {
   TempDir out;
   auto pre = options("tgraph", out / "pre.pt");
   train::train_model(pre);
   auto tune = options("tgraph", out / "tuned.pt");
   tune.init = pre.out;
-  tune.lr = 0;
+  tune.lr = 1e-30;
   tune.epochs = 1;
   train::train_model(tune);
   const std::string g = fs::directory_iterator(fs::path(dir_->str()) / "valid")->path().string();
