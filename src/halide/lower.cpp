@@ -179,9 +179,8 @@ class TreeBuilder : public Internal::IRVisitor {
     Expr lo = Internal::find_constant_bound(m, Internal::Direction::Lower, ranges_);
     Expr hi = Internal::find_constant_bound(m, Internal::Direction::Upper, ranges_);
     if (!lo.defined()) lo = Internal::Interval::neg_inf();
-    hi = hi.defined() && bound
-             ? Internal::simplify(hi + static_cast<int>(std::max<int64_t>(*bound, 1)) - 1)
-             : Internal::Interval::pos_inf();
+    hi = hi.defined() && bound ? Internal::simplify(hi + static_cast<int>(counted(bound)) - 1)
+                               : Internal::Interval::pos_inf();
     ranges_.push(var, Internal::Interval(lo, hi));
     loop_vars_.push_back(var);
     body();

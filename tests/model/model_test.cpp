@@ -124,7 +124,8 @@ TEST(Losses, ListNetIsAboutTheFastest) {
   EXPECT_EQ(train::resolve_loss("listnet", "ast-gcn"), "listnet");
 }
 
-// Options left to the model: its loss and its epochs (the syntax-tree GCN trains longer).
+// Options left to the model: its loss, its epochs (the syntax-tree models train longer) and its
+// peak learning rate (the syntax-tree GCN's is higher).
 TEST(Defaults, LossEpochsAndLearningRatePerModel) {
   EXPECT_EQ(train::TrainOptions().loss, "auto");
   EXPECT_EQ(train::resolve_loss("auto", "tgraph"), "hinge");
