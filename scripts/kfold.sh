@@ -20,7 +20,8 @@
 # (default out/kfold, emptied first); KFOLD_ONLY, a comma-separated list of the settings and
 # ensembles to run (default all; an ensemble's members must be among them); KFOLD_JOBS, how many
 # seeds run side by side (default 1: one after another); KFOLD_REUSE=1 keeps the work directory
-# and skips every result already in it (an interrupted run resumes; settings can be added).
+# and skips every result already in it (an interrupted run resumes; settings can be added);
+# KFOLD_TCOST, the tcost binary (default build/tcost; a copy lets the build go on meanwhile).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 K=${1:-5}
@@ -29,6 +30,7 @@ SEEDS=("$@")
 [ ${#SEEDS[@]} -gt 0 ] || SEEDS=(0)
 DATA=${KFOLD_DATA:-data/halide}
 OUT=${KFOLD_OUT:-out/kfold}
+TCOST=${KFOLD_TCOST:-build/tcost}
 SETTINGS=(
   "tgraph:layout:--model tgraph"
   "tgraph-listmle:layout:--model tgraph --loss listmle"
@@ -56,6 +58,8 @@ SETTINGS=(
   "tgraph-ast-e40:both:--model tgraph-ast --epochs 40"
   "ast-gcn-lr2e3:ast:--model ast-gcn --lr 2e-3"
   "ast-gcn-lr1e3:ast:--model ast-gcn --lr 1e-3"
+  "ast-gcn-work-pool:ast:--model ast-gcn --work-pool"
+  "tgraph-ast-lr2e3:both:--model tgraph-ast --lr 2e-3"
 )
 ENSEMBLES=(
   "tgraph+xgb=tgraph+xgb"
@@ -72,6 +76,7 @@ ENSEMBLES=(
   "tgraph-ast+ast-gcn80=tgraph-ast+ast-gcn-e80"
   "tgraph-ast80+ast-gcn=tgraph-ast-e80+ast-gcn"
   "tgraph-ast80+ast-gcn-lr2e3=tgraph-ast-e80+ast-gcn-lr2e3"
+  "tgraph-ast-lr2e3+ast-gcn=tgraph-ast-lr2e3+ast-gcn"
 )
 if [ -n "${KFOLD_ONLY:-}" ]; then
   keep() { [[ ",$KFOLD_ONLY," == *",$1,"* ]]; }
@@ -126,9 +131,9 @@ run_seed() {
       data="$OUT/fold$f/$view"
       [ "$view" = both ] && data="$OUT/fold$f"
       # shellcheck disable=SC2086
-      build/tcost train --data "$data" ${rest#*:} --seed "$seed" \
+      "$TCOST" train --data "$data" ${rest#*:} --seed "$seed" \
         --out "$OUT/$name-$f-$seed.pt" --quiet --threads 1 >/dev/null
-      build/tcost eval --model "$OUT/$name-$f-$seed.pt" --data "$OUT/fold$f" --split test \
+      "$TCOST" eval --model "$OUT/$name-$f-$seed.pt" --data "$OUT/fold$f" --split test \
         --json --threads 1 >"$OUT/$name-$f-$seed.json"
     done
     for e in "${ENSEMBLES[@]+"${ENSEMBLES[@]}"}"; do
@@ -141,8 +146,8 @@ run_seed() {
         [[ "$m" == *"*"* ]] && w=${m#*\*}
         members+=(--member "${m%\**}-$f-$seed.pt" --weight "$w")
       done
-      build/tcost ensemble --out "$OUT/$name-$f-$seed.ens" "${members[@]}" >/dev/null
-      build/tcost eval --model "$OUT/$name-$f-$seed.ens" --data "$OUT/fold$f" --split test \
+      "$TCOST" ensemble --out "$OUT/$name-$f-$seed.ens" "${members[@]}" >/dev/null
+      "$TCOST" eval --model "$OUT/$name-$f-$seed.ens" --data "$OUT/fold$f" --split test \
         --json --threads 1 >"$OUT/$name-$f-$seed.json"
     done
     echo "seed $seed fold $f done" >&2

@@ -103,6 +103,9 @@ void register_model_commands(CLI::App& app) {
                   "the overall mean)");
   train->add_flag("!--no-tree-attention", t->tree_attention,
                   "ast-gcn: no attention across the configurations' tree readouts");
+  train->add_flag("--work-pool", t->work_pool,
+                  "ast-gcn, tgraph-ast: attention pooling over each tree's nodes, with the "
+                  "log-sum-exp of its scores (the tree's work when the score learns its trips)");
   train->add_option("--threads", t->threads, "Threads (0 = all cores)")->capture_default_str();
   train
       ->add_option("--valid-configs", t->max_valid_configs,

@@ -216,12 +216,13 @@ double encoder_flops(const GraphInput& g, int64_t hidden, int64_t in_width) {
 struct ResidualGcnImpl : torch::nn::Module {
   // scalar_head = false: the head stops at its hidden layer (head_hidden), for a model that reads
   // these features beside others.
-  ResidualGcnImpl(int hidden, int layers, bool scalar_head = true) {
+  // extra: the width of further pooled features the head reads after those two.
+  ResidualGcnImpl(int hidden, int layers, bool scalar_head = true, int64_t extra = 0) {
     for (int l = 0; l < layers; ++l) {
       layers_.push_back(
           register_module("gcn" + std::to_string(l), torch::nn::Linear(hidden, hidden)));
     }
-    head1_ = register_module("head1", torch::nn::Linear(2 * hidden, hidden));
+    head1_ = register_module("head1", torch::nn::Linear(2 * hidden + extra, hidden));
     if (scalar_head) head2_ = register_module("head2", torch::nn::Linear(hidden, 1));
   }
   torch::Tensor propagate(const GraphInput& g, torch::Tensor x) {
@@ -233,11 +234,15 @@ struct ResidualGcnImpl : torch::nn::Module {
     for (auto& lin : layers_) x = x + propagate_nodes(a, apply_linear(lin, x)).relu_();
     return x;
   }
-  torch::Tensor head_hidden(const torch::Tensor& mean, const torch::Tensor& scaled_sum) {
-    return torch::relu(head1_(torch::cat({mean, scaled_sum}, 1)));
+  torch::Tensor head_hidden(const torch::Tensor& mean, const torch::Tensor& scaled_sum,
+                            const torch::Tensor& extra = {}) {
+    const auto in = extra.defined() ? torch::cat({mean, scaled_sum, extra}, 1)
+                                    : torch::cat({mean, scaled_sum}, 1);
+    return torch::relu(head1_(in));
   }
-  torch::Tensor head(const torch::Tensor& mean, const torch::Tensor& scaled_sum) {
-    return head2_(head_hidden(mean, scaled_sum)).squeeze(1);
+  torch::Tensor head(const torch::Tensor& mean, const torch::Tensor& scaled_sum,
+                     const torch::Tensor& extra = {}) {
+    return head2_(head_hidden(mean, scaled_sum, extra)).squeeze(1);
   }
   std::vector<torch::nn::Linear> layers_;
   torch::nn::Linear head1_{nullptr}, head2_{nullptr};
@@ -472,29 +477,35 @@ class AstGcn : public Network {
   explicit AstGcn(const ModelOptions& o, int64_t node_feat_width, bool scalar_head = true) : o_(o) {
     kind_ = register_module("kind", torch::nn::Embedding(kAstNumKinds, o.opcode_dim));
     input_ = register_module("input", torch::nn::Linear(node_feat_width + o.opcode_dim, o.hidden));
-    gcn_ = register_module("gcn", ResidualGcn(o.hidden, o.layers, scalar_head));
+    gcn_ = register_module(
+        "gcn", ResidualGcn(o.hidden, o.layers, scalar_head, o.work_pool ? o.hidden + 1 : 0));
     if (o.tree_attention) att_ = register_module("tree_attention", CrossConfigAttention(o.hidden));
+    if (o.work_pool) work_score_ = register_module("work_score", torch::nn::Linear(o.hidden, 1));
   }
   torch::Tensor forward(const GraphInput& g, const torch::Tensor& configs) override {
-    const auto [mean, scaled_sum] = pooled(g, configs.size(0));
-    return gcn_->head(mean, scaled_sum);
+    const auto p = pooled(g, configs.size(0));
+    return gcn_->head(p.mean, p.scaled_sum, p.work);
   }
   // The head's hidden layer for each of the k trees (k, hidden).
   torch::Tensor embed(const GraphInput& g, int64_t k) {
-    const auto [mean, scaled_sum] = pooled(g, k);
-    return gcn_->head_hidden(mean, scaled_sum);
+    const auto p = pooled(g, k);
+    return gcn_->head_hidden(p.mean, p.scaled_sum, p.work);
   }
   double flops_per_config(const GraphInput& g) const override {
     const double trees = std::max<double>(
         1, static_cast<double>(g.tree_id.numel() > 0 ? g.tree_id.max().item<int64_t>() + 1 : 1));
     const double n = static_cast<double>(g.num_nodes) / trees, h = o_.hidden;
-    return n * h * h * o_.layers + n * h * h + (att_ ? 1.5 * h * h : 0);
+    return n * h * h * o_.layers + n * h * h + (att_ ? 1.5 * h * h : 0) +
+           (work_score_ ? 3 * n * h : 0);
   }
 
  private:
+  struct Pooled {
+    torch::Tensor mean, scaled_sum, work;  // work: undefined without work_pool
+  };
   // Per tree: the mean of its nodes' features (read beside the other trees' with tree
-  // attention) and their sum scaled by 1/sqrt(count).
-  std::pair<torch::Tensor, torch::Tensor> pooled(const GraphInput& g, int64_t k) {
+  // attention), their sum scaled by 1/sqrt(count), and with work_pool the attention pool.
+  Pooled pooled(const GraphInput& g, int64_t k) {
     auto x = torch::relu(input_(torch::cat({g.node_feat, kind_(g.opcode)}, 1))).unsqueeze(0);
     const auto h = gcn_->propagate(g, x).squeeze(0);
     // Readout per tree.
@@ -505,7 +516,30 @@ class AstGcn : public Network {
     const auto sum = torch::zeros({k, h.size(1)}).index_add(0, g.tree_id, h);
     auto mean = sum / count;
     if (att_) mean = att_->forward(mean.unsqueeze(1)).squeeze(1);  // (K, 1, H): across the K
-    return {mean, sum / count.sqrt()};
+    Pooled out{mean, sum / count.sqrt(), {}};
+    if (work_score_) out.work = work_pool(g, h, k);
+    return out;
+  }
+  // Softmax of a learned score over each tree's nodes, the features pooled with those weights,
+  // and the log-sum-exp of the scores (k, H + 1). The trees' nodes are contiguous, in tree
+  // order (prepare_ast_batch), so that each tree's largest score is a row maximum of the
+  // scores laid out as (k, largest tree).
+  torch::Tensor work_pool(const GraphInput& g, const torch::Tensor& h, int64_t k) {
+    const auto s = work_score_(h).squeeze(1);  // (n)
+    const int64_t n = g.num_nodes;
+    if (n > 1 && (g.tree_id.narrow(0, 1, n - 1) < g.tree_id.narrow(0, 0, n - 1)).any().item<bool>())
+      throw InputError("syntax-tree batch: the trees' nodes are not contiguous in tree order");
+    const auto count = torch::bincount(g.tree_id, {}, k);
+    const auto first = count.cumsum(0) - count;
+    const auto pos = torch::arange(n, torch::kInt64) - first.index_select(0, g.tree_id);
+    const auto top = torch::full({k, std::max<int64_t>(1, count.max().item<int64_t>())}, -1e30f)
+                         .index_put_({g.tree_id, pos}, s.detach())
+                         .amax(1);
+    const auto e = torch::exp(s - top.index_select(0, g.tree_id));
+    const auto total = torch::zeros({k}).index_add(0, g.tree_id, e).clamp_min(1e-30);
+    const auto w = e / total.index_select(0, g.tree_id);
+    const auto pooled = torch::zeros({k, h.size(1)}).index_add(0, g.tree_id, h * w.unsqueeze(1));
+    return torch::cat({pooled, (total.log() + top).unsqueeze(1)}, 1);
   }
 
   ModelOptions o_;
@@ -513,6 +547,7 @@ class AstGcn : public Network {
   torch::nn::Linear input_{nullptr};
   ResidualGcn gcn_{nullptr};
   CrossConfigAttention att_{nullptr};
+  torch::nn::Linear work_score_{nullptr};
 };
 
 // TGraph and the syntax-tree GCN read together (the layout and AST views in one network): the
@@ -571,6 +606,7 @@ std::string ModelOptions::to_json() const {
                         {"cross_attention", cross_attention},
                         {"config_pool", config_pool},
                         {"tree_attention", tree_attention},
+                        {"work_pool", work_pool},
                         {"segment_nodes", segment_nodes}}
       .dump();
 }
@@ -604,6 +640,8 @@ ModelOptions ModelOptions::from_json(const std::string& text) {
         o.config_pool = it->get<bool>();
       else if (k == "tree_attention")
         o.tree_attention = it->get<bool>();
+      else if (k == "work_pool")
+        o.work_pool = it->get<bool>();
       else if (k == "segment_nodes")
         o.segment_nodes = it->get<int64_t>();
       else

@@ -45,6 +45,10 @@ struct ModelOptions {
   // Off where a checkpoint's options lack it (ast-gcn checkpoints written before it existed);
   // tcost train turns it on for ast-gcn unless --no-tree-attention.
   bool tree_attention = false;
+  // ast-gcn (and tgraph-ast's trees): a third readout per tree, an attention pool whose weights
+  // are a softmax of a learned score over the tree's nodes, beside the log-sum-exp of those
+  // scores (with a score that learns a * log trips, the log of the tree's total work).
+  bool work_pool = false;
   int64_t segment_nodes = 5000;  // gcn/sage: train on segments of this many nodes (0 = whole)
 
   std::string to_json() const;

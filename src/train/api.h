@@ -27,6 +27,7 @@ struct TrainOptions {
   bool cross_attention = true;   // tgraph: attention across configurations
   bool tree_attention = true;    // ast-gcn: attention across configurations (models.h)
   bool config_pool = false;      // tgraph: read out the configurable nodes' mean besides
+  bool work_pool = false;        // ast-gcn, tgraph-ast: attention pool per tree (models.h)
   std::string loss = "auto";     // listmle | hinge | hinge-gap | hinge-top | listnet | mse | auto
   int epochs = 0;                // 0: the model's default (resolve_epochs)
   int configs_per_step = 32;     // K configurations of one graph per step

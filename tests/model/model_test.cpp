@@ -490,6 +490,45 @@ TEST(AstTraining, AstGcnLearnsSyntaxTreesAndRefusesGraphs) {
   EXPECT_THROW(train::train_model(t), UsageError);
 }
 
+// The attention pool over a tree's nodes (--work-pool) reads each tree apart from the others of
+// its batch: without tree attention, a tree scores the same alone and among others. The
+// option is kept in the checkpoint's options, and a batch whose trees' nodes are not
+// contiguous is refused, not pooled wrongly.
+TEST(AstModels, WorkPoolReadsEachTreeApart) {
+  TempDir dir;
+  SynthOptions so;
+  so.configs = 6;
+  so.seed = 5;
+  const AstSet trees = make_synth_ast(so, 0);
+  save_ast(dir / "t.npz", trees);
+  const model::Normalizer norm = model::fit_ast_normalizer({dir / "t.npz"});
+  const model::ModelDims dims = model::dims_of(norm);
+  const auto scores = [&](model::Network& m, const std::vector<int64_t>& idx) {
+    torch::NoGradGuard ng;
+    const auto p = model::prepare_ast_batch(trees, idx, norm);
+    const auto out = m.forward(p.input, torch::zeros({p.num_configs(), 0}));
+    return std::vector<float>(out.data_ptr<float>(), out.data_ptr<float>() + out.numel());
+  };
+  model::ModelOptions o = model::ModelOptions::from_json(R"({"name": "ast-gcn"})").resolved();
+  o.work_pool = true;
+  torch::manual_seed(0);
+  auto pool = model::make_model(o, dims, norm);
+  EXPECT_TRUE(pool->named_parameters().contains("work_score.weight"));
+  const auto together = scores(*pool, {0, 1, 2, 3, 4, 5});
+  for (int64_t i = 0; i < 6; ++i)
+    EXPECT_NEAR(scores(*pool, {i})[0], together[i], 1e-4 * (1 + std::abs(together[i]))) << i;
+  EXPECT_TRUE(model::ModelOptions::from_json(o.to_json()).work_pool);
+
+  // Tree ids out of order: refused.
+  EXPECT_THROW(
+      {
+        auto p = model::prepare_ast_batch(trees, {0, 1}, norm);
+        p.input.tree_id = p.input.tree_id.flip(0);
+        pool->forward(p.input, torch::zeros({2, 0}));
+      },
+      InputError);
+}
+
 // A data root with both views of the same configurations: ROOT/layout/SPLIT/gI.npz (synthetic
 // layout graphs) and ROOT/ast/SPLIT/gI.npz (synthetic syntax trees), the runtimes of both
 // taken from one view's cost model, so that only that view tells the configurations apart.
