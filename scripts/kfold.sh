@@ -60,6 +60,7 @@ SETTINGS=(
   "ast-gcn-lr1e3:ast:--model ast-gcn --lr 1e-3"
   "ast-gcn-work-pool:ast:--model ast-gcn --work-pool"
   "tgraph-ast-lr2e3:both:--model tgraph-ast --lr 2e-3"
+  "tgraph-ast-lr2e3-work-pool:both:--model tgraph-ast --lr 2e-3 --work-pool"
 )
 ENSEMBLES=(
   "tgraph+xgb=tgraph+xgb"
