@@ -13,7 +13,9 @@
 # ("ast-gcn" and "tgraph-ast" train with the models' defaults, which changed: ast-gcn's loss
 # hinge-gap since 2026-12-01 (mse before: ast-gcn-mse), its 80 epochs and peak learning rate
 # 2e-3 since 2026-12-02 (40 epochs and 1e-3 before; ast-gcn-lr1e3 is 80 epochs at 1e-3),
-# tgraph-ast's 80 epochs since 2026-12-02 (40 before: tgraph-ast-e40). Results of these two
+# tgraph-ast's 80 epochs since 2026-12-02 (40 before: tgraph-ast-e40), and its peak learning
+# rate 2e-3 and pooling by work, late on 2026-12-02 (tgraph-ast-lr1e3 trains the former
+# defaults; tgraph-ast-e80 and tgraph-ast-lr2e3-work-pool now train the defaults). Results of these two
 # settings in a work directory from before a change are the former defaults', so do not reuse
 # them across one.)
 # Environment: KFOLD_DATA, the dataset (default data/halide); KFOLD_OUT, the work directory
@@ -61,6 +63,7 @@ SETTINGS=(
   "ast-gcn-work-pool:ast:--model ast-gcn --work-pool"
   "tgraph-ast-lr2e3:both:--model tgraph-ast --lr 2e-3"
   "tgraph-ast-lr2e3-work-pool:both:--model tgraph-ast --lr 2e-3 --work-pool"
+  "tgraph-ast-lr1e3:both:--model tgraph-ast --lr 1e-3 --no-work-pool"
 )
 ENSEMBLES=(
   "tgraph+xgb=tgraph+xgb"

@@ -79,8 +79,8 @@ void register_model_commands(CLI::App& app) {
           CLI::IsMember({"listmle", "hinge", "hinge-gap", "hinge-top", "listnet", "mse", "auto"}));
   train
       ->add_option("--lr", t->lr,
-                   "Peak learning rate (AdamW; 0 = the model's default: 2e-3 for ast-gcn, 1e-3 for "
-                   "the others)")
+                   "Peak learning rate (AdamW; 0 = the model's default: 2e-3 for ast-gcn and "
+                   "tgraph-ast, 1e-3 for the others)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 10.0));
   train->add_option("--weight-decay", t->weight_decay, "AdamW weight decay")->capture_default_str();
@@ -103,9 +103,15 @@ void register_model_commands(CLI::App& app) {
                   "the overall mean)");
   train->add_flag("!--no-tree-attention", t->tree_attention,
                   "ast-gcn: no attention across the configurations' tree readouts");
-  train->add_flag("--work-pool", t->work_pool,
-                  "ast-gcn, tgraph-ast: attention pooling over each tree's nodes, with the "
-                  "log-sum-exp of its scores (the tree's work when the score learns its trips)");
+  // Two flags on one tri-state option (-1 = the model's default): CLI11 counts a flag bound to
+  // an integer, so each sets the value itself.
+  train->add_flag_callback(
+      "--work-pool", [t] { t->work_pool = 1; },
+      "ast-gcn, tgraph-ast: attention pooling over each tree's nodes, with the log-sum-exp of "
+      "its scores (the tree's work when the score learns its trips); default: on for "
+      "tgraph-ast, off for ast-gcn");
+  train->add_flag_callback(
+      "--no-work-pool", [t] { t->work_pool = 0; }, "ast-gcn, tgraph-ast: no pooling by work");
   train->add_option("--threads", t->threads, "Threads (0 = all cores)")->capture_default_str();
   train
       ->add_option("--valid-configs", t->max_valid_configs,

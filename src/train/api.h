@@ -27,11 +27,12 @@ struct TrainOptions {
   bool cross_attention = true;   // tgraph: attention across configurations
   bool tree_attention = true;    // ast-gcn: attention across configurations (models.h)
   bool config_pool = false;      // tgraph: read out the configurable nodes' mean besides
-  bool work_pool = false;        // ast-gcn, tgraph-ast: attention pool per tree (models.h)
-  std::string loss = "auto";     // listmle | hinge | hinge-gap | hinge-top | listnet | mse | auto
-  int epochs = 0;                // 0: the model's default (resolve_epochs)
-  int configs_per_step = 32;     // K configurations of one graph per step
-  double lr = 0;                 // peak; 0: the model's default (resolve_lr)
+  int work_pool = -1;  // ast-gcn, tgraph-ast: attention pool per tree (models.h); 1 on, 0 off,
+                       // -1 the model's default (resolve_work_pool: on for tgraph-ast)
+  std::string loss = "auto";  // listmle | hinge | hinge-gap | hinge-top | listnet | mse | auto
+  int epochs = 0;             // 0: the model's default (resolve_epochs)
+  int configs_per_step = 32;  // K configurations of one graph per step
+  double lr = 0;              // peak; 0: the model's default (resolve_lr)
   double weight_decay = 1e-5;
   double warmup = 0.05;  // fraction of steps with linear warm-up, then cosine decay
   double clip = 1.0;     // gradient-norm clipping

@@ -89,7 +89,12 @@ int resolve_epochs(int epochs, const std::string& model) {
 
 double resolve_lr(double lr, const std::string& model) {
   if (lr != 0) return lr;
-  return model == "ast-gcn" ? 2e-3 : 1e-3;
+  return model == "ast-gcn" || model == "tgraph-ast" ? 2e-3 : 1e-3;
+}
+
+bool resolve_work_pool(int work_pool, const std::string& model) {
+  if (work_pool >= 0) return work_pool != 0;
+  return model == "tgraph-ast";
 }
 
 torch::Tensor batch_loss(const torch::Tensor& cost, const model::PreparedGraph& batch,

@@ -54,9 +54,14 @@ std::string resolve_loss(const std::string& loss, const std::string& model);
 // boosting rounds an epoch). Other values are kept.
 int resolve_epochs(int epochs, const std::string& model);
 
-// The peak learning rate a model trains with by default (lr 0): 2e-3 for ast-gcn (1e-3 before
-// 2026-12-02; chosen by k-fold cross-validation over families, README), 1e-3 for the others
-// (xgb has its own). Other values are kept.
+// The peak learning rate a model trains with by default (lr 0): 2e-3 for ast-gcn and
+// tgraph-ast (1e-3 before 2026-12-02; chosen by k-fold cross-validation over families, README),
+// 1e-3 for the others (xgb has its own). Other values are kept.
 double resolve_lr(double lr, const std::string& model);
+
+// Whether a model pools each syntax tree by work (models.h, ModelOptions::work_pool) by default
+// (work_pool -1): tgraph-ast does since 2026-12-02 (chosen by k-fold cross-validation over
+// families, README), ast-gcn does not. 0 and 1 are kept.
+bool resolve_work_pool(int work_pool, const std::string& model);
 
 }  // namespace tcost::train

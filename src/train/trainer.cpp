@@ -296,9 +296,9 @@ Checkpoint start_or_resume(const TrainOptions& o, const std::vector<std::string>
   if (o.config_pool && o.model != "tgraph")
     throw UsageError(fmt::format("--config-pool is a tgraph option, not {}'s", o.model));
   mo.tree_attention = o.tree_attention && o.model == "ast-gcn";
-  if (o.work_pool && o.model != "ast-gcn" && o.model != "tgraph-ast")
+  if (o.work_pool == 1 && o.model != "ast-gcn" && o.model != "tgraph-ast")
     throw UsageError(fmt::format("--work-pool reads syntax trees: not a {} option", o.model));
-  mo.work_pool = o.work_pool;
+  mo.work_pool = resolve_work_pool(o.work_pool, o.model);
   mo = mo.resolved();
   if (o.resume) {
     Checkpoint ck = load_checkpoint(resume_path);

@@ -175,6 +175,16 @@ check "tune with ensemble" 0 "$TCOST" tune --program matmul_192 --model "$W/ens-
 # none.
 check "train ast-gcn" 0 "$TCOST" train --data "$W/hal/ast" --model ast-gcn --epochs 2 \
   --out "$W/ast.pt" --threads 1
+check "train ast-gcn work pool" 0 "$TCOST" train --data "$W/hal/ast" --model ast-gcn --epochs 1 \
+  --work-pool --out "$W/ast-wp.pt" --threads 1
+expect_in "work pool kept" "$W/ast-wp.pt" '"work_pool":true'
+expect_in "ast-gcn pools no work by default" "$W/ast.pt" '"work_pool":false'
+check "train ast-gcn no work pool" 0 "$TCOST" train --data "$W/hal/ast" --model ast-gcn \
+  --epochs 1 --work-pool --no-work-pool --out "$W/ast-nwp.pt" --threads 1
+expect_in "no work pool kept" "$W/ast-nwp.pt" '"work_pool":false'
+check "work pool reads trees" 2 "$TCOST" train --data "$W/hal/layout" --model tgraph --epochs 1 \
+  --work-pool --out "$W/wp.pt" --threads 1
+expect_in "work pool says" "$W/err" "--work-pool reads syntax trees"
 check "tune trees alone" 1 "$TCOST" tune --program matmul_192 --model "$W/ast.pt" --budget 2 \
   --log "$W/tune5.jsonl"
 expect_in "tune trees alone says" "$W/err" "--prerank"

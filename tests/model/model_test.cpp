@@ -126,7 +126,7 @@ TEST(Losses, ListNetIsAboutTheFastest) {
 
 // Options left to the model: its loss, its epochs (the syntax-tree models train longer) and its
 // peak learning rate (the syntax-tree GCN's is higher).
-TEST(Defaults, LossEpochsAndLearningRatePerModel) {
+TEST(Defaults, LossEpochsLearningRateAndWorkPoolPerModel) {
   EXPECT_EQ(train::TrainOptions().loss, "auto");
   EXPECT_EQ(train::resolve_loss("auto", "tgraph"), "hinge");
   EXPECT_EQ(train::resolve_loss("auto", "ast-gcn"), "hinge-gap");
@@ -139,10 +139,16 @@ TEST(Defaults, LossEpochsAndLearningRatePerModel) {
     EXPECT_EQ(train::resolve_epochs(0, m), 40) << m;
   EXPECT_EQ(train::resolve_epochs(7, "ast-gcn"), 7);
   EXPECT_EQ(train::TrainOptions().lr, 0.0);
-  EXPECT_EQ(train::resolve_lr(0, "ast-gcn"), 2e-3);
-  for (const char* m : {"tgraph", "tgraph-ast", "sage", "gcn-baseline"})
+  for (const char* m : {"ast-gcn", "tgraph-ast"}) EXPECT_EQ(train::resolve_lr(0, m), 2e-3) << m;
+  for (const char* m : {"tgraph", "sage", "gcn-baseline"})
     EXPECT_EQ(train::resolve_lr(0, m), 1e-3) << m;
   EXPECT_EQ(train::resolve_lr(5e-4, "ast-gcn"), 5e-4);
+  EXPECT_EQ(train::TrainOptions().work_pool, -1);
+  EXPECT_TRUE(train::resolve_work_pool(-1, "tgraph-ast"));
+  for (const char* m : {"ast-gcn", "tgraph", "sage", "gcn-baseline", "xgb"})
+    EXPECT_FALSE(train::resolve_work_pool(-1, m)) << m;
+  EXPECT_FALSE(train::resolve_work_pool(0, "tgraph-ast"));
+  EXPECT_TRUE(train::resolve_work_pool(1, "ast-gcn"));
 }
 
 TEST(Models, EveryModelScoresLayoutAndTileGraphs) {
@@ -462,6 +468,7 @@ TEST(AstTraining, AstGcnLearnsSyntaxTreesAndRefusesGraphs) {
   EXPECT_NE(ra.mean_kendall_tau, r.mean_kendall_tau);
   EXPECT_TRUE(train::load_checkpoint(t.out).meta.model.tree_attention);
   EXPECT_FALSE(train::load_checkpoint(dir / "ast.pt").meta.model.tree_attention);
+  EXPECT_FALSE(train::load_checkpoint(t.out).meta.model.work_pool);  // ast-gcn's default
   // In memory: refit on the syntax trees of a program it has not seen, it ranks them better,
   // and saves what it learned; a refit without trees is refused.
   {
@@ -577,6 +584,7 @@ TEST(TwoViewTraining, TGraphAstLearnsFromEitherView) {
     ASSERT_TRUE(ck.normalizer.trees);
     EXPECT_EQ(ck.normalizer.trees->collection, Collection::kAst);
     EXPECT_EQ(ck.meta.loss, "hinge-gap");
+    EXPECT_TRUE(ck.meta.model.work_pool);  // tgraph-ast's default
     auto m = train::load_cost_model(t.out, 1);
     EXPECT_EQ(m->collections(), (std::vector<Collection>{Collection::kLayout, Collection::kAst}));
     const Graph g = load_graph(root + "/layout/test/g13.npz");
