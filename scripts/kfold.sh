@@ -81,6 +81,7 @@ ENSEMBLES=(
   "tgraph-ast80+ast-gcn=tgraph-ast-e80+ast-gcn"
   "tgraph-ast80+ast-gcn-lr2e3=tgraph-ast-e80+ast-gcn-lr2e3"
   "tgraph-ast-lr2e3+ast-gcn=tgraph-ast-lr2e3+ast-gcn"
+  "tgraph-ast-lr2e3-work-pool+ast-gcn=tgraph-ast-lr2e3-work-pool+ast-gcn"
 )
 if [ -n "${KFOLD_ONLY:-}" ]; then
   keep() { [[ ",$KFOLD_ONLY," == *",$1,"* ]]; }
