@@ -508,28 +508,25 @@ class AstGcn : public Network {
   Pooled pooled(const GraphInput& g, int64_t k) {
     auto x = torch::relu(input_(torch::cat({g.node_feat, kind_(g.opcode)}, 1))).unsqueeze(0);
     const auto h = gcn_->propagate(g, x).squeeze(0);
-    // Readout per tree.
-    const auto count = torch::zeros({k})
-                           .index_add(0, g.tree_id, torch::ones({g.num_nodes}))
-                           .clamp_min(1)
-                           .unsqueeze(1);
+    // Readout per tree; each tree's node count, counted once for both readouts.
+    const auto nodes = torch::bincount(g.tree_id, {}, k);  // (k) int64
+    const auto count = nodes.to(torch::kFloat32).clamp_min(1).unsqueeze(1);
     const auto sum = torch::zeros({k, h.size(1)}).index_add(0, g.tree_id, h);
     auto mean = sum / count;
     if (att_) mean = att_->forward(mean.unsqueeze(1)).squeeze(1);  // (K, 1, H): across the K
     Pooled out{mean, sum / count.sqrt(), {}};
-    if (work_score_) out.work = work_pool(g, h, k);
+    if (work_score_) out.work = work_pool(g, h, nodes);
     return out;
   }
   // Softmax of a learned score over each tree's nodes, the features pooled with those weights,
   // and the log-sum-exp of the scores (k, H + 1). The trees' nodes are contiguous, in tree
   // order (prepare_ast_batch), so that each tree's largest score is a row maximum of the
-  // scores laid out as (k, largest tree).
-  torch::Tensor work_pool(const GraphInput& g, const torch::Tensor& h, int64_t k) {
+  // scores laid out as (k, largest tree). count: each tree's node count (k) int64.
+  torch::Tensor work_pool(const GraphInput& g, const torch::Tensor& h, const torch::Tensor& count) {
     const auto s = work_score_(h).squeeze(1);  // (n)
-    const int64_t n = g.num_nodes;
+    const int64_t n = g.num_nodes, k = count.size(0);
     if (n > 1 && (g.tree_id.narrow(0, 1, n - 1) < g.tree_id.narrow(0, 0, n - 1)).any().item<bool>())
       throw InputError("syntax-tree batch: the trees' nodes are not contiguous in tree order");
-    const auto count = torch::bincount(g.tree_id, {}, k);
     const auto first = count.cumsum(0) - count;
     const auto pos = torch::arange(n, torch::kInt64) - first.index_select(0, g.tree_id);
     const auto top = torch::full({k, std::max<int64_t>(1, count.max().item<int64_t>())}, -1e30f)
