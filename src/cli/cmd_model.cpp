@@ -112,6 +112,9 @@ void register_model_commands(CLI::App& app) {
       "tgraph-ast, off for ast-gcn");
   train->add_flag_callback(
       "--no-work-pool", [t] { t->work_pool = 0; }, "ast-gcn, tgraph-ast: no pooling by work");
+  train->add_flag("--include-valid", t->include_valid,
+                  "Train on train/ and valid/ together for all --epochs, without validation, "
+                  "and keep the last epoch (the final fit, once validation chose the options)");
   train->add_option("--threads", t->threads, "Threads (0 = all cores)")->capture_default_str();
   train
       ->add_option("--valid-configs", t->max_valid_configs,

@@ -38,6 +38,9 @@ struct TrainOptions {
   double clip = 1.0;     // gradient-norm clipping
   double margin = 1.0;   // hinge margin
   int patience = 12;     // epochs without validation gain before stopping
+  // Train on train/ and valid/ together for all `epochs`, without validation, and keep the last
+  // epoch: the final fit once a run with validation has chosen the options and epochs.
+  bool include_valid = false;
   uint64_t seed = 0;
   int eval_chunk = 256;              // configurations per forward pass at evaluation
   int64_t max_valid_configs = 1000;  // validation subsample per graph (0 = all)

@@ -186,10 +186,11 @@ struct TrainingData {
 
 // Prepares every training graph once (the config-independent tensors are shared by all
 // steps) and every validation graph (subsampled to max_valid_configs).
-TrainingData load_training_data(const Dataset& ds, const TrainOptions& o, bool ast_data,
-                                const model::Normalizer& norm, int prune, int64_t segment) {
+TrainingData load_training_data(const std::vector<std::string>& train_files,
+                                const std::vector<std::string>& valid_files, const TrainOptions& o,
+                                bool ast_data, const model::Normalizer& norm, int prune,
+                                int64_t segment) {
   TrainingData d;
-  const auto& train_files = ds.files(Split::kTrain);
   Progress progress("preparing", static_cast<int64_t>(train_files.size()));
   for (const auto& f : train_files) {
     TrainItem item;
@@ -215,7 +216,7 @@ TrainingData load_training_data(const Dataset& ds, const TrainOptions& o, bool a
     progress.update(static_cast<int64_t>(d.items.size()));
   }
   progress.finish();
-  for (const auto& f : ds.files(Split::kValid)) {
+  for (const auto& f : valid_files) {
     if (ast_data) {
       AstSet s = load_ast(f);
       if (o.max_valid_configs > 0 && s.num_configs > o.max_valid_configs)
@@ -448,6 +449,9 @@ void train_model(const TrainOptions& options) {
   o.lr = resolve_lr(o.lr, o.model);
   const DistEnv env = dist_env_from_environment();
   if (o.model == "xgb") {
+    if (o.include_valid)
+      throw UsageError(
+          "--include-valid: xgb chooses its boosting rounds on valid/; train it with them");
     if (!o.init.empty())
       throw UsageError("--init starts a neural model from another's weights; xgb has none");
     if (env.world > 1) {
@@ -474,7 +478,13 @@ void train_model(const TrainOptions& options) {
         "tgraph-ast reads layout graphs and syntax trees side by side: {} has no ast/", o.data));
   }
   const Dataset ds(fused ? (std::filesystem::path(o.data) / "layout").string() : o.data);
-  const auto& train_files = ds.files(Split::kTrain);
+  // --include-valid: the validation graphs join the training graphs, and nothing is validated.
+  std::vector<std::string> train_files = ds.files(Split::kTrain);
+  std::vector<std::string> valid_files = ds.files(Split::kValid);
+  if (o.include_valid) {
+    train_files.insert(train_files.end(), valid_files.begin(), valid_files.end());
+    valid_files.clear();
+  }
   if (train_files.empty())
     throw InputError(fmt::format("{}: no training graphs under train/", o.data));
   const std::string loss_name = resolve_loss(o.loss, o.model);
@@ -504,8 +514,8 @@ void train_model(const TrainOptions& options) {
     for (auto& b : m->buffers()) state.push_back(b);
     pg->broadcast(state);
   }
-  const TrainingData data =
-      load_training_data(ds, o, ast_data, norm, m->prune_hops(), m->segment_nodes());
+  const TrainingData data = load_training_data(train_files, valid_files, o, ast_data, norm,
+                                               m->prune_hops(), m->segment_nodes());
 
   torch::optim::AdamW opt(m->parameters(),
                           torch::optim::AdamWOptions(o.lr).weight_decay(o.weight_decay));
@@ -540,9 +550,13 @@ void train_model(const TrainOptions& options) {
     int64_t parameters = 0;
     for (const auto& p : m->parameters()) parameters += p.numel();
     fmt::print(
-        "training {} ({} parameters) on {} graphs, validating on {}; loss {}; {} epochs; {} "
-        "graph{} per step{}\n",
-        mo.name, parameters, data.items.size(), data.valid.size() + data.valid_ast.size(),
+        "training {} ({} parameters) on {} graphs{}, {}; loss {}; {} epochs; {} graph{} per "
+        "step{}\n",
+        mo.name, parameters, data.items.size(),
+        o.include_valid ? " (train/ and valid/, --include-valid)" : "",
+        data.valid.empty() && data.valid_ast.empty()
+            ? std::string("no validation (the last epoch is kept)")
+            : fmt::format("validating on {}", data.valid.size() + data.valid_ast.size()),
         loss_name, o.epochs, o.batch_graphs, o.batch_graphs > 1 ? "s" : "",
         pg ? fmt::format(" over {} processes (c10d, Gloo)", env.world) : "");
   }
@@ -556,15 +570,17 @@ void train_model(const TrainOptions& options) {
     const EpochLoss el = run_epoch(epoch, o, data, *m, opt, norm, step_options, lr, mo.hidden, meta,
                                    leader ? &progress : nullptr, pg);
     const double train_loss = el.sum / std::max(1.0, el.graphs);
+    // Without validation graphs (--include-valid, or a dataset without valid/) nothing chooses
+    // among the epochs: every epoch replaces the checkpoint, so the last one is kept.
     const double valid_tau = has_valid ? validate(*m, data.valid, data.valid_ast, data.valid_trees,
                                                   norm, o.eval_chunk, mo.hidden, pg)
-                                       : -train_loss;
+                                       : std::nan("");
     // Checkpointing (rank 0): the best model at OUT, the resumable state at OUT.resume.
     meta.epoch = epoch + 1;
-    meta.valid_tau = valid_tau;
-    const bool improved = valid_tau > meta.best_valid_tau;
+    meta.valid_tau = has_valid ? valid_tau : -2;
+    const bool improved = !has_valid || valid_tau > meta.best_valid_tau;
     if (improved) {
-      meta.best_valid_tau = valid_tau;
+      meta.best_valid_tau = has_valid ? valid_tau : -2;
       meta.epochs_since_best = 0;
       if (leader) save_checkpoint(o.out, meta, norm, m, {}, nullptr);
     } else {
@@ -575,11 +591,13 @@ void train_model(const TrainOptions& options) {
       nlohmann::json rec = {{"epoch", meta.epoch},
                             {"step", meta.step},
                             {"train_loss", train_loss},
-                            {"valid_metric", valid_tau},
-                            {"best", meta.best_valid_tau},
                             {"lr", lr.at(meta.step)},
                             {"epoch_seconds", seconds_since(t_epoch)},
                             {"seconds", seconds_since(t_start)}};
+      if (has_valid) {
+        rec["valid_metric"] = valid_tau;
+        rec["best"] = meta.best_valid_tau;
+      }
       if (pg != nullptr) {
         rec["world_size"] = env.world;
         rec["allreduce_seconds"] = pg->allreduce_seconds();
@@ -589,9 +607,15 @@ void train_model(const TrainOptions& options) {
     }
     if (!quiet) {
       progress.finish();
-      fmt::print("epoch {:>3}/{}  loss {:.4f}  valid {} {:.4f}{}  {:.1f}s\n", meta.epoch, o.epochs,
-                 train_loss, norm.collection != Collection::kTile ? "tau" : "-slowdown@5",
-                 valid_tau, improved ? " *" : "", seconds_since(t_epoch));
+      if (has_valid) {
+        fmt::print("epoch {:>3}/{}  loss {:.4f}  valid {} {:.4f}{}  {:.1f}s\n", meta.epoch,
+                   o.epochs, train_loss,
+                   norm.collection != Collection::kTile ? "tau" : "-slowdown@5", valid_tau,
+                   improved ? " *" : "", seconds_since(t_epoch));
+      } else {
+        fmt::print("epoch {:>3}/{}  loss {:.4f}  {:.1f}s\n", meta.epoch, o.epochs, train_loss,
+                   seconds_since(t_epoch));
+      }
       progress.resume();
     }
     // Stopping: after --stop-after epochs of this run, or without validation gain (every rank
@@ -615,10 +639,10 @@ void train_model(const TrainOptions& options) {
                          1e3 * pg->allreduce_seconds() / std::max<int64_t>(1, steps))
            : "";
     if (leader) {
-      fmt::print(
-          "best valid {:.4f}; checkpoint {} ({:.1f}s, {:.1f} steps/s{}, peak RSS {:.0f} MiB)\n",
-          meta.best_valid_tau, o.out, seconds, static_cast<double>(steps) / seconds, comm,
-          peak_rss_mib());
+      fmt::print("{}; checkpoint {} ({:.1f}s, {:.1f} steps/s{}, peak RSS {:.0f} MiB)\n",
+                 has_valid ? fmt::format("best valid {:.4f}", meta.best_valid_tau)
+                           : fmt::format("no validation: epoch {} kept", meta.epoch),
+                 o.out, seconds, static_cast<double>(steps) / seconds, comm, peak_rss_mib());
     } else {
       fmt::print("rank {}: {:.1f} steps/s{}, peak RSS {:.0f} MiB\n", env.rank,
                  static_cast<double>(steps) / seconds, comm, peak_rss_mib());

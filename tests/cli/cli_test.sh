@@ -119,6 +119,11 @@ expect_in "collect resume summary" "$W/out" "measured 0, failed 0, already on re
 check "train bad model" 2 "$TCOST" train --data "$W/lay" --model nope --out "$W/m.pt"
 check "train tgraph" 0 "$TCOST" train --data "$W/lay" --model tgraph --out "$W/tg.pt" --epochs 2 --quiet
 check "train xgb" 0 "$TCOST" train --data "$W/lay" --model xgb --out "$W/xgb.pt" --epochs 2 --quiet
+check "train include valid" 0 "$TCOST" train --data "$W/lay" --model sage --out "$W/iv.pt" \
+  --epochs 2 --include-valid --threads 1
+expect_in "include valid says" "$W/out" "no validation: epoch 2 kept"
+check "include valid not xgb" 2 "$TCOST" train --data "$W/lay" --model xgb --out "$W/ivx.pt" \
+  --include-valid
 check "eval json" 0 "$TCOST" eval --model "$W/tg.pt" --data "$W/lay" --split test --json
 expect_in "eval tau" "$W/out" '"mean_kendall_tau"'
 check "eval bad checkpoint" 1 "$TCOST" eval --model "$W/bad.npz" --data "$W/lay" --split test

@@ -5,6 +5,9 @@
 #include <filesystem>
 #include <fstream>
 #include <numeric>
+#include <tuple>
+
+#include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "core/metrics.h"
@@ -368,6 +371,49 @@ TEST_F(Training, ResumeContinuesWhereItStopped) {
   const auto b = train::predict_costs(out / "resumed.pt.resume", g);
   ASSERT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-4 * (1 + std::abs(a[i])));
+}
+
+// --include-valid trains on train/ and valid/ together, validates nothing and keeps the last epoch:
+// the same run as training on one train/ holding both (in the same order), and not the run that
+// validates on valid/.
+TEST_F(Training, IncludeValidTrainsOnTheValidationGraphsToo) {
+  TempDir out;
+  const fs::path split = out / "split", joined = out / "joined";
+  for (const auto& [from, to, prefix] :
+       {std::tuple{"train", "train", "a_"}, {"valid", "valid", "b_"}, {"test", "test", "t_"}}) {
+    fs::create_directories(split / to);
+    fs::create_directories(joined / (std::string(from) == "test" ? "test" : "train"));
+    for (const auto& e : fs::directory_iterator(fs::path(dir_->str()) / from)) {
+      const std::string name = prefix + e.path().filename().string();
+      fs::copy_file(e.path(), split / to / name);
+      fs::copy_file(e.path(), joined / (std::string(from) == "test" ? "test" : "train") / name);
+    }
+  }
+  auto merged = quick_options(split.string(), "sage", out / "merged.pt", 3);
+  merged.include_valid = true;
+  train::train_model(merged);
+  const train::Checkpoint ck = train::load_checkpoint(merged.out);
+  EXPECT_EQ(ck.meta.epoch, 3);  // the last epoch, whatever its loss
+  EXPECT_EQ(ck.meta.best_valid_tau, -2);
+  std::ifstream log(merged.out + ".log.jsonl");
+  std::string line;
+  int lines = 0;
+  while (std::getline(log, line)) {
+    ++lines;
+    EXPECT_FALSE(nlohmann::json::parse(line).contains("valid_metric")) << line;
+  }
+  EXPECT_EQ(lines, 3);
+  auto together = quick_options(joined.string(), "sage", out / "together.pt", 3);
+  train::train_model(together);
+  auto validated = quick_options(split.string(), "sage", out / "validated.pt", 3);
+  train::train_model(validated);
+  const std::string g = (split / "test").string();
+  const auto a = train::predict_costs(merged.out, fs::directory_iterator(g)->path().string());
+  EXPECT_EQ(a, train::predict_costs(together.out, fs::directory_iterator(g)->path().string()));
+  EXPECT_NE(a, train::predict_costs(validated.out, fs::directory_iterator(g)->path().string()));
+  auto xgb = quick_options(split.string(), "xgb", out / "x.pt", 3);
+  xgb.include_valid = true;
+  EXPECT_THROW(train::train_model(xgb), UsageError);
 }
 
 // --init starts a model from another checkpoint's weights (pretraining, then fine-tuning): with
