@@ -6,6 +6,8 @@
 # per test family and overall, next to the data's noise ceilings from its manifest. Then the
 # ensembles (`tcost ensemble`, standardised costs averaged) of each seed's models, scored from
 # both views. An ensemble is MEMBER+MEMBER..., each member optionally MODEL*WEIGHT (default 1).
+# The rows MODEL-final are the final fits of the syntax-tree models (--include-valid: trained on
+# the training and validation programs together, all epochs, the last kept).
 # REUSE=1 keeps checkpoints already in out/model-seeds (trains only what is missing; training:
 # scripts/train-seeds.sh, scoring: scripts/test_scores.py).
 # usage: scripts/model-seeds.sh [SEEDS...]   (after scripts/build.sh; about 12 minutes)
@@ -17,11 +19,12 @@ OUT=out/model-seeds
 mkdir -p "$OUT"
 retrain=1  # train-seeds.sh keeps a checkpoint already there unless RETRAIN is set
 [ -n "${REUSE:-}" ] && retrain=
-for m in gcn-baseline sage tgraph xgb ast-gcn tgraph-ast; do
+MODELS=(gcn-baseline sage tgraph xgb ast-gcn tgraph-ast ast-gcn-final tgraph-ast-final)
+for m in "${MODELS[@]}"; do
   RETRAIN=$retrain bash scripts/train-seeds.sh "$m" "${SEEDS[@]}"
 done
 ENSEMBLES=(tgraph+xgb tgraph+ast-gcn "tgraph+ast-gcn*3" tgraph+ast-gcn+xgb ast-gcn+xgb "ast-gcn*3+xgb"
-  tgraph-ast+xgb tgraph-ast+ast-gcn)
+  tgraph-ast+xgb tgraph-ast+ast-gcn tgraph-ast-final+ast-gcn-final)
 for e in "${ENSEMBLES[@]}"; do
   for s in "${SEEDS[@]}"; do
     args=()
@@ -34,17 +37,19 @@ for e in "${ENSEMBLES[@]}"; do
     build/tcost ensemble --out "$OUT/$e-$s.ens" "${args[@]}" >/dev/null
   done
 done
-PYTHONPATH=build/python:scripts /usr/bin/python3 - "$OUT" "${ENSEMBLES[@]}" -- "${SEEDS[@]}" <<'PYEOF'
+PYTHONPATH=build/python:scripts /usr/bin/python3 - "$OUT" "${MODELS[@]}" -- "${ENSEMBLES[@]}" \
+  -- "${SEEDS[@]}" <<'PYEOF'
 import json, sys
 import numpy as np
 from test_scores import family, geomean, score, test_views
 out = sys.argv[1]
 cut = sys.argv.index("--")
-ensembles, seeds = sys.argv[2:cut], sys.argv[cut + 1:]
+cut2 = sys.argv.index("--", cut + 1)
+models, ensembles, seeds = sys.argv[2:cut], sys.argv[cut + 1:cut2], sys.argv[cut2 + 1:]
 noise = json.load(open("data/halide/manifest.json"))["noise"]
 views = test_views()
 rows = {}
-for m in ["gcn-baseline", "sage", "tgraph", "xgb", "ast-gcn", "tgraph-ast"] + ensembles:
+for m in models + ensembles:
     per_seed = []  # per seed: {family: ([tau], [s1], [s5])}
     for s in seeds:
         fam = {}

@@ -3,7 +3,8 @@
 # out/model-seeds/MODEL-SEED.pt (--threads 1), the data root chosen by what the model reads:
 # layout graphs, the syntax trees for ast-gcn, both side by side for tgraph-ast. A checkpoint
 # already there is kept unless RETRAIN=1. Shared by scripts/model-seeds.sh and
-# scripts/seed-ensembles.sh.
+# scripts/seed-ensembles.sh. MODEL-final (e.g. ast-gcn-final) is MODEL's final fit: trained with
+# --include-valid (train/ and valid/ together, all epochs, the last kept).
 # usage: scripts/train-seeds.sh MODEL SEED...   (after scripts/build.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,11 +13,14 @@ m=$1
 shift
 OUT=out/model-seeds
 mkdir -p "$OUT"
+base=${m%-final}
+extra=()
+[ "$base" != "$m" ] && extra=(--include-valid)
 data=data/halide/layout
-[ "$m" = ast-gcn ] && data=data/halide/ast
-[ "$m" = tgraph-ast ] && data=data/halide  # both views side by side
+[ "$base" = ast-gcn ] && data=data/halide/ast
+[ "$base" = tgraph-ast ] && data=data/halide  # both views side by side
 for s in "$@"; do
   [ -z "${RETRAIN:-}" ] && [ -f "$OUT/$m-$s.pt" ] && continue
-  build/tcost train --data "$data" --model "$m" --seed "$s" --out "$OUT/$m-$s.pt" --quiet \
-    --threads 1 >/dev/null
+  build/tcost train --data "$data" --model "$base" "${extra[@]+"${extra[@]}"}" --seed "$s" \
+    --out "$OUT/$m-$s.pt" --quiet --threads 1 >/dev/null
 done
