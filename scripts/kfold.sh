@@ -15,9 +15,10 @@
 # 2e-3 since 2026-12-02 (40 epochs and 1e-3 before; ast-gcn-lr1e3 is 80 epochs at 1e-3),
 # tgraph-ast's 80 epochs since 2026-12-02 (40 before: tgraph-ast-e40), and its peak learning
 # rate 2e-3 and pooling by work, late on 2026-12-02 (tgraph-ast-lr1e3 trains the former
-# defaults; tgraph-ast-e80 and tgraph-ast-lr2e3-work-pool now train the defaults). Results of these two
-# settings in a work directory from before a change are the former defaults', so do not reuse
-# them across one.)
+# defaults; tgraph-ast-e80 and tgraph-ast-lr2e3-work-pool now train the defaults), and ast-gcn's
+# pooling by work since 2026-12-03 (ast-gcn-no-work-pool trains the former default,
+# ast-gcn-work-pool now the default). Results of these settings in a work directory from before a
+# change are the former defaults', so do not reuse them across one.)
 # Environment: KFOLD_DATA, the dataset (default data/halide); KFOLD_OUT, the work directory
 # (default out/kfold, emptied first); KFOLD_ONLY, a comma-separated list of the settings and
 # ensembles to run (default all; an ensemble's members must be among them); KFOLD_JOBS, how many
@@ -64,6 +65,9 @@ SETTINGS=(
   "tgraph-ast-lr2e3:both:--model tgraph-ast --lr 2e-3"
   "tgraph-ast-lr2e3-work-pool:both:--model tgraph-ast --lr 2e-3 --work-pool"
   "tgraph-ast-lr1e3:both:--model tgraph-ast --lr 1e-3 --no-work-pool"
+  "ast-gcn-no-work-pool:ast:--model ast-gcn --no-work-pool"
+  "tgraph-ast-include-valid:both:--model tgraph-ast --include-valid"
+  "ast-gcn-include-valid:ast:--model ast-gcn --include-valid"
 )
 ENSEMBLES=(
   "tgraph+xgb=tgraph+xgb"
@@ -82,6 +86,7 @@ ENSEMBLES=(
   "tgraph-ast80+ast-gcn-lr2e3=tgraph-ast-e80+ast-gcn-lr2e3"
   "tgraph-ast-lr2e3+ast-gcn=tgraph-ast-lr2e3+ast-gcn"
   "tgraph-ast-lr2e3-work-pool+ast-gcn=tgraph-ast-lr2e3-work-pool+ast-gcn"
+  "tgraph-ast-include-valid+ast-gcn-include-valid=tgraph-ast-include-valid+ast-gcn-include-valid"
 )
 if [ -n "${KFOLD_ONLY:-}" ]; then
   keep() { [[ ",$KFOLD_ONLY," == *",$1,"* ]]; }

@@ -108,8 +108,7 @@ void register_model_commands(CLI::App& app) {
   train->add_flag_callback(
       "--work-pool", [t] { t->work_pool = 1; },
       "ast-gcn, tgraph-ast: attention pooling over each tree's nodes, with the log-sum-exp of "
-      "its scores (the tree's work when the score learns its trips); default: on for "
-      "tgraph-ast, off for ast-gcn");
+      "its scores (the tree's work when the score learns its trips); default: on");
   train->add_flag_callback(
       "--no-work-pool", [t] { t->work_pool = 0; }, "ast-gcn, tgraph-ast: no pooling by work");
   train->add_flag("--include-valid", t->include_valid,

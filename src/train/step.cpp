@@ -94,7 +94,7 @@ double resolve_lr(double lr, const std::string& model) {
 
 bool resolve_work_pool(int work_pool, const std::string& model) {
   if (work_pool >= 0) return work_pool != 0;
-  return model == "tgraph-ast";
+  return model == "tgraph-ast" || model == "ast-gcn";
 }
 
 torch::Tensor batch_loss(const torch::Tensor& cost, const model::PreparedGraph& batch,

@@ -60,8 +60,8 @@ int resolve_epochs(int epochs, const std::string& model);
 double resolve_lr(double lr, const std::string& model);
 
 // Whether a model pools each syntax tree by work (models.h, ModelOptions::work_pool) by default
-// (work_pool -1): tgraph-ast does since 2026-12-02 (chosen by k-fold cross-validation over
-// families, README), ast-gcn does not. 0 and 1 are kept.
+// (work_pool -1): tgraph-ast does since 2026-12-02, ast-gcn since 2026-12-03 (each chosen by
+// k-fold cross-validation over families, README); no other model reads trees. 0 and 1 are kept.
 bool resolve_work_pool(int work_pool, const std::string& model);
 
 }  // namespace tcost::train

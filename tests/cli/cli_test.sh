@@ -183,7 +183,7 @@ check "train ast-gcn" 0 "$TCOST" train --data "$W/hal/ast" --model ast-gcn --epo
 check "train ast-gcn work pool" 0 "$TCOST" train --data "$W/hal/ast" --model ast-gcn --epochs 1 \
   --work-pool --out "$W/ast-wp.pt" --threads 1
 expect_in "work pool kept" "$W/ast-wp.pt" '"work_pool":true'
-expect_in "ast-gcn pools no work by default" "$W/ast.pt" '"work_pool":false'
+expect_in "ast-gcn pools by work by default" "$W/ast.pt" '"work_pool":true'
 check "train ast-gcn no work pool" 0 "$TCOST" train --data "$W/hal/ast" --model ast-gcn \
   --epochs 1 --work-pool --no-work-pool --out "$W/ast-nwp.pt" --threads 1
 expect_in "no work pool kept" "$W/ast-nwp.pt" '"work_pool":false'

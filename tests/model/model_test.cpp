@@ -147,10 +147,11 @@ TEST(Defaults, LossEpochsLearningRateAndWorkPoolPerModel) {
     EXPECT_EQ(train::resolve_lr(0, m), 1e-3) << m;
   EXPECT_EQ(train::resolve_lr(5e-4, "ast-gcn"), 5e-4);
   EXPECT_EQ(train::TrainOptions().work_pool, -1);
-  EXPECT_TRUE(train::resolve_work_pool(-1, "tgraph-ast"));
-  for (const char* m : {"ast-gcn", "tgraph", "sage", "gcn-baseline", "xgb"})
+  for (const char* m : {"ast-gcn", "tgraph-ast"}) EXPECT_TRUE(train::resolve_work_pool(-1, m)) << m;
+  for (const char* m : {"tgraph", "sage", "gcn-baseline", "xgb"})
     EXPECT_FALSE(train::resolve_work_pool(-1, m)) << m;
   EXPECT_FALSE(train::resolve_work_pool(0, "tgraph-ast"));
+  EXPECT_FALSE(train::resolve_work_pool(0, "ast-gcn"));
   EXPECT_TRUE(train::resolve_work_pool(1, "ast-gcn"));
 }
 
@@ -514,7 +515,7 @@ TEST(AstTraining, AstGcnLearnsSyntaxTreesAndRefusesGraphs) {
   EXPECT_NE(ra.mean_kendall_tau, r.mean_kendall_tau);
   EXPECT_TRUE(train::load_checkpoint(t.out).meta.model.tree_attention);
   EXPECT_FALSE(train::load_checkpoint(dir / "ast.pt").meta.model.tree_attention);
-  EXPECT_FALSE(train::load_checkpoint(t.out).meta.model.work_pool);  // ast-gcn's default
+  EXPECT_TRUE(train::load_checkpoint(t.out).meta.model.work_pool);  // ast-gcn's default
   // In memory: refit on the syntax trees of a program it has not seen, it ranks them better,
   // and saves what it learned; a refit without trees is refused.
   {
