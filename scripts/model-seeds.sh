@@ -10,7 +10,8 @@
 # the training and validation programs together, all epochs, the last kept).
 # REUSE=1 keeps checkpoints already in out/model-seeds (trains only what is missing; training:
 # scripts/train-seeds.sh, scoring: scripts/test_scores.py).
-# usage: scripts/model-seeds.sh [SEEDS...]   (after scripts/build.sh; about 12 minutes)
+# usage: scripts/model-seeds.sh [SEEDS...]   (after scripts/build.sh; about 12 minutes before the
+# final fits, which took 8-22 minutes each beside other trainings on 2 cores)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SEEDS=("$@")
