@@ -546,6 +546,7 @@ void train_model(const TrainOptions& options) {
     log.open(log_path, o.resume ? std::ios::app : std::ios::trunc);
     if (!log) throw InputError(fmt::format("{}: cannot write the training log", log_path));
   }
+  const bool has_valid = !data.valid.empty() || !data.valid_ast.empty();
   if (!quiet) {
     int64_t parameters = 0;
     for (const auto& p : m->parameters()) parameters += p.numel();
@@ -554,13 +555,11 @@ void train_model(const TrainOptions& options) {
         "step{}\n",
         mo.name, parameters, data.items.size(),
         o.include_valid ? " (train/ and valid/, --include-valid)" : "",
-        data.valid.empty() && data.valid_ast.empty()
-            ? std::string("no validation (the last epoch is kept)")
-            : fmt::format("validating on {}", data.valid.size() + data.valid_ast.size()),
+        has_valid ? fmt::format("validating on {}", data.valid.size() + data.valid_ast.size())
+                  : std::string("no validation (the last epoch is kept)"),
         loss_name, o.epochs, o.batch_graphs, o.batch_graphs > 1 ? "s" : "",
         pg ? fmt::format(" over {} processes (c10d, Gloo)", env.world) : "");
   }
-  const bool has_valid = !data.valid.empty() || !data.valid_ast.empty();
   const auto t_start = Clock::now();
   Progress progress("training", total_steps);
   const int first_epoch = meta.epoch;
@@ -571,16 +570,17 @@ void train_model(const TrainOptions& options) {
                                    leader ? &progress : nullptr, pg);
     const double train_loss = el.sum / std::max(1.0, el.graphs);
     // Without validation graphs (--include-valid, or a dataset without valid/) nothing chooses
-    // among the epochs: every epoch replaces the checkpoint, so the last one is kept.
+    // among the epochs: the metric is the checkpoint's "none" (-2) and every epoch replaces the
+    // checkpoint, so the last one is kept.
     const double valid_tau = has_valid ? validate(*m, data.valid, data.valid_ast, data.valid_trees,
                                                   norm, o.eval_chunk, mo.hidden, pg)
-                                       : std::nan("");
+                                       : -2;
     // Checkpointing (rank 0): the best model at OUT, the resumable state at OUT.resume.
     meta.epoch = epoch + 1;
-    meta.valid_tau = has_valid ? valid_tau : -2;
+    meta.valid_tau = valid_tau;
     const bool improved = !has_valid || valid_tau > meta.best_valid_tau;
     if (improved) {
-      meta.best_valid_tau = has_valid ? valid_tau : -2;
+      meta.best_valid_tau = valid_tau;
       meta.epochs_since_best = 0;
       if (leader) save_checkpoint(o.out, meta, norm, m, {}, nullptr);
     } else {

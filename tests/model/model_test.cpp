@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <numeric>
-#include <tuple>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -380,14 +380,16 @@ TEST_F(Training, ResumeContinuesWhereItStopped) {
 TEST_F(Training, IncludeValidTrainsOnTheValidationGraphsToo) {
   TempDir out;
   const fs::path split = out / "split", joined = out / "joined";
-  for (const auto& [from, to, prefix] :
-       {std::tuple{"train", "train", "a_"}, {"valid", "valid", "b_"}, {"test", "test", "t_"}}) {
-    fs::create_directories(split / to);
-    fs::create_directories(joined / (std::string(from) == "test" ? "test" : "train"));
-    for (const auto& e : fs::directory_iterator(fs::path(dir_->str()) / from)) {
+  // Prefixes keep the joined train/ in the order --include-valid reads: train/, then valid/.
+  for (const auto& [dir, prefix] :
+       {std::pair{"train", "a_"}, std::pair{"valid", "b_"}, std::pair{"test", "t_"}}) {
+    const std::string to_joined = std::string(dir) == "test" ? "test" : "train";
+    fs::create_directories(split / dir);
+    fs::create_directories(joined / to_joined);
+    for (const auto& e : fs::directory_iterator(fs::path(dir_->str()) / dir)) {
       const std::string name = prefix + e.path().filename().string();
-      fs::copy_file(e.path(), split / to / name);
-      fs::copy_file(e.path(), joined / (std::string(from) == "test" ? "test" : "train") / name);
+      fs::copy_file(e.path(), split / dir / name);
+      fs::copy_file(e.path(), joined / to_joined / name);
     }
   }
   auto merged = quick_options(split.string(), "sage", out / "merged.pt", 3);
@@ -408,10 +410,10 @@ TEST_F(Training, IncludeValidTrainsOnTheValidationGraphsToo) {
   train::train_model(together);
   auto validated = quick_options(split.string(), "sage", out / "validated.pt", 3);
   train::train_model(validated);
-  const std::string g = (split / "test").string();
-  const auto a = train::predict_costs(merged.out, fs::directory_iterator(g)->path().string());
-  EXPECT_EQ(a, train::predict_costs(together.out, fs::directory_iterator(g)->path().string()));
-  EXPECT_NE(a, train::predict_costs(validated.out, fs::directory_iterator(g)->path().string()));
+  const std::string g = fs::directory_iterator(split / "test")->path().string();
+  const auto a = train::predict_costs(merged.out, g);
+  EXPECT_EQ(a, train::predict_costs(together.out, g));
+  EXPECT_NE(a, train::predict_costs(validated.out, g));
   auto xgb = quick_options(split.string(), "xgb", out / "x.pt", 3);
   xgb.include_valid = true;
   EXPECT_THROW(train::train_model(xgb), UsageError);
