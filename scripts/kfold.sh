@@ -68,6 +68,9 @@ SETTINGS=(
   "ast-gcn-no-work-pool:ast:--model ast-gcn --no-work-pool"
   "tgraph-ast-include-valid:both:--model tgraph-ast --include-valid"
   "ast-gcn-include-valid:ast:--model ast-gcn --include-valid"
+  "tgraph-include-valid:layout:--model tgraph --include-valid"
+  "tgraph-include-valid-e80:layout:--model tgraph --include-valid --epochs 80"
+  "tgraph-e80:layout:--model tgraph --epochs 80"
 )
 ENSEMBLES=(
   "tgraph+xgb=tgraph+xgb"
