@@ -22,15 +22,46 @@ namespace {
 struct RankOptions {
   std::string model;
   std::string graph;  // a .npz file or a directory of them
-  int64_t top = 0;    // 0 = all
-  std::string csv;    // write the competition CSV here
+  // The syntax trees of the same programs, for models that read both views (tgraph-ast, an
+  // ensemble with ast-gcn): a file when graph is one, else a directory of files named as its.
+  std::string ast;
+  int64_t top = 0;  // 0 = all
+  std::string csv;  // write the competition CSV here
 };
 
+// Costs of the configurations of the file f: from its own view, or, with --ast, from the layout
+// graph f together with its syntax trees (InputError when they are not the same configurations).
+std::vector<double> rank_costs(train::CostModel& model, const std::string& f,
+                               const RankOptions& o) {
+  namespace fs = std::filesystem;
+  if (o.ast.empty()) return is_ast_file(f) ? model.score(load_ast(f)) : model.score(load_graph(f));
+  if (is_ast_file(f))
+    throw UsageError(
+        fmt::format("--ast: {} holds syntax trees already; --graph takes the layout "
+                    "graphs the trees belong to",
+                    f));
+  const std::string trees =
+      fs::is_directory(o.ast) ? (fs::path(o.ast) / fs::path(f).filename()).string() : o.ast;
+  if (!fs::is_regular_file(trees))
+    throw InputError(fmt::format("{}: no syntax trees for it at {}", f, trees));
+  const Graph g = load_graph(f);
+  const AstSet s = load_ast(trees);
+  if (s.num_configs != g.num_configs || s.runtime_ns != g.runtime_ns) {
+    throw InputError(
+        fmt::format("{} and {}: not the same configurations ({} and {}, or their runtimes differ)",
+                    f, trees, g.num_configs, s.num_configs));
+  }
+  return model.score(train::Views{&g, &s});
+}
+
 void run_rank(const RankOptions& o) {
+  namespace fs = std::filesystem;
+  if (!o.ast.empty() && fs::is_directory(o.graph) && !fs::is_directory(o.ast))
+    throw UsageError("--ast: a directory of syntax-tree files when --graph is a directory");
   std::vector<SubmissionRow> rows;
   const auto model = train::load_cost_model(o.model);  // loaded once for every file
   for (const auto& f : list_npz_files(o.graph)) {
-    const auto cost = is_ast_file(f) ? model->score(load_ast(f)) : model->score(load_graph(f));
+    const auto cost = rank_costs(*model, f, o);
     std::vector<int64_t> order(cost.size());
     std::iota(order.begin(), order.end(), 0);
     std::stable_sort(order.begin(), order.end(),
@@ -166,6 +197,9 @@ void register_model_commands(CLI::App& app) {
       app.add_subcommand("rank", "Rank the configurations of graphs, predicted fastest first");
   rank->add_option("--model", r->model, "Checkpoint")->required();
   rank->add_option("--graph", r->graph, "A .npz file or a directory of them")->required();
+  rank->add_option("--ast", r->ast,
+                   "The syntax trees of the same programs, for models that read both views: a "
+                   "file, or a directory of files named as --graph's");
   rank->add_option("--top", r->top, "Keep the K fastest (0 = all)")
       ->capture_default_str()
       ->check(CLI::Range(0, 1 << 30));

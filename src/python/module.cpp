@@ -211,9 +211,10 @@ class Model {
     model_->save(path);
   }
 
-  // Configuration indices, predicted fastest first (ties keep index order, as `tcost rank`).
-  py::array_t<int64_t> rank(const py::dict& graph) {
-    const auto cost = predict(graph, py::none());
+  // Configuration indices, predicted fastest first (ties keep index order, as `tcost rank`);
+  // ast as predict's.
+  py::array_t<int64_t> rank(const py::dict& graph, const py::object& ast) {
+    const auto cost = predict(graph, ast);
     const double* c = cost.data();
     std::vector<int64_t> order(static_cast<size_t>(cost.size()));
     std::iota(order.begin(), order.end(), 0);
@@ -303,7 +304,8 @@ PYBIND11_MODULE(tcost, m) {
       .def("predict", &Model::predict, py::arg("graph"), py::arg("ast") = py::none(),
            "Predicted cost per configuration (higher = slower); ast: the same configurations' "
            "syntax trees, for an ensemble of graph and syntax-tree models")
-      .def("rank", &Model::rank, py::arg("graph"), "Configuration indices, predicted fastest first")
+      .def("rank", &Model::rank, py::arg("graph"), py::arg("ast") = py::none(),
+           "Configuration indices, predicted fastest first; ast as predict's")
       .def("refit", &Model::refit, py::arg("graph"), py::arg("ast") = py::none(),
            py::arg("steps") = 30, py::arg("lr") = 3e-4, py::arg("configs_per_step") = 32,
            py::arg("seed") = 0,

@@ -54,7 +54,8 @@ class NeuralCostModel final : public CostModel {
       throw InputError(fmt::format("{}: ast-gcn scores syntax trees, not graphs", g.name));
     if (ck_.normalizer.trees) {
       throw InputError(fmt::format(
-          "{}: {} reads each configuration's syntax tree beside the graph, and none was given",
+          "{}: {} reads each configuration's syntax tree beside the graph, and none was given "
+          "(tcost rank --ast, or tcost eval --data on a directory holding layout/ and ast/)",
           g.name, name()));
     }
     check_fits(g, ck_.normalizer, name());

@@ -87,7 +87,8 @@ class EnsembleCostModel final : public CostModel {
     if (ast_) {
       throw InputError(fmt::format(
           "{}: the ensemble has members that read syntax trees; score the graph together with "
-          "its syntax trees (tcost eval --data on a directory holding layout/ and ast/)",
+          "its syntax trees (tcost rank --ast, or tcost eval --data on a directory holding layout/ "
+          "and ast/)",
           g.name));
     }
     return score(Views{&g, nullptr});

@@ -200,6 +200,31 @@ check "tune two stages" 0 "$TCOST" tune --program matmul_192 --model "$W/ast.pt"
   --confirm 0
 expect_in "tune two stages measured" "$W/out" '"measurements":4'
 [ "$(grep -c '"checked":true' "$W/tune5.jsonl")" -ge 4 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: two-stage tuning log"; }
+# Ranking with a model that reads both views: an ensemble of the shipped layout model and the
+# ast-gcn above needs the syntax trees (--ast: a file beside a file, a directory beside a
+# directory); it refuses a graph alone, trees of other configurations and --graph naming trees.
+# With --ast, ast-gcn alone ranks the layout file's program exactly as from its trees.
+HL=$(ls "$W"/hal/layout/*/matmul_192.npz)
+HA=${HL/\/layout\//\/ast\/}
+check "rank ensemble" 0 "$TCOST" ensemble --out "$W/ens-two.json" --member "$MODEL" --member "$W/ast.pt"
+check "rank two views alone" 1 "$TCOST" rank --model "$W/ens-two.json" --graph "$HL"
+expect_in "rank two views says" "$W/err" "--ast"
+check "rank two views" 0 "$TCOST" rank --model "$W/ens-two.json" --graph "$HL" --ast "$HA" --top 3
+[ "$(awk '{print NF}' "$W/out")" = "4" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: rank two views --top 3"; cat "$W/out"; }
+check "rank two views dirs" 0 "$TCOST" rank --model "$W/ens-two.json" --graph "$(dirname "$HL")" \
+  --ast "$(dirname "$HA")" --csv "$W/rank2.csv"
+expect_in "rank two views csv" "$W/rank2.csv" "matmul_192,"
+check "rank dir with ast file" 2 "$TCOST" rank --model "$W/ens-two.json" --graph "$(dirname "$HL")" \
+  --ast "$HA"
+check "rank ast as graph" 2 "$TCOST" rank --model "$W/ens-two.json" --graph "$HA" --ast "$HA"
+check "synth trees" 0 "$TCOST" synth --out "$W/sast" --collection ast --graphs 3 --configs 20 --seed 1
+check "rank other trees" 1 "$TCOST" rank --model "$W/ens-two.json" --graph "$HL" \
+  --ast "$(find "$W/sast" -name "*.npz" | sort | head -1)"
+expect_in "rank other trees says" "$W/err" "not the same configurations"
+check "rank trees of ast-gcn" 0 "$TCOST" rank --model "$W/ast.pt" --graph "$HA"
+cp "$W/out" "$W/rank-trees"
+check "rank ast-gcn with --ast" 0 "$TCOST" rank --model "$W/ast.pt" --graph "$HL" --ast "$HA"
+cmp -s "$W/out" "$W/rank-trees" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: ast-gcn ranks the same with --ast"; }
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -248,8 +248,14 @@ class Models(unittest.TestCase):
             c = self.model.predict(g)
             want = (c - c.mean()) / c.std()
             np.testing.assert_allclose(m.predict(g), want, rtol=1e-6, atol=1e-9)
-            # Given the syntax trees too, a layout-only ensemble reads the graph alone.
+            # Given the syntax trees too, a layout-only ensemble reads the graph alone; its
+            # ranking with them is `tcost rank --ast`'s.
             np.testing.assert_allclose(m.predict(g, ast=trees), want, rtol=1e-6, atol=1e-9)
+            tree_file = GRAPH.replace(os.sep + "layout" + os.sep, os.sep + "ast" + os.sep)
+            out = subprocess.run([BIN, "rank", "--model", ens, "--graph", GRAPH, "--ast",
+                                  tree_file], check=True, capture_output=True, text=True).stdout
+            self.assertEqual(list(m.rank(g, ast=trees)),
+                             [int(v) for v in out.split(":", 1)[1].split()])
             with open(os.path.join(d, "bad.ens"), "w") as f:
                 f.write('{"format": "tcost-ensemble", "members": [{"checkpoint": "absent.pt"}]}')
             with self.assertRaisesRegex(tcost.Error, "absent.pt"):
