@@ -71,6 +71,7 @@ SETTINGS=(
   "tgraph-include-valid:layout:--model tgraph --include-valid"
   "tgraph-include-valid-e80:layout:--model tgraph --include-valid --epochs 80"
   "tgraph-e80:layout:--model tgraph --epochs 80"
+  "tgraph-ast-include-valid-wu15:both:--model tgraph-ast --include-valid --warmup 0.15"
 )
 ENSEMBLES=(
   "tgraph+xgb=tgraph+xgb"
@@ -90,6 +91,7 @@ ENSEMBLES=(
   "tgraph-ast-lr2e3+ast-gcn=tgraph-ast-lr2e3+ast-gcn"
   "tgraph-ast-lr2e3-work-pool+ast-gcn=tgraph-ast-lr2e3-work-pool+ast-gcn"
   "tgraph-ast-include-valid+ast-gcn-include-valid=tgraph-ast-include-valid+ast-gcn-include-valid"
+  "tgraph-ast-include-valid-wu15+ast-gcn-include-valid=tgraph-ast-include-valid-wu15+ast-gcn-include-valid"
 )
 if [ -n "${KFOLD_ONLY:-}" ]; then
   keep() { [[ ",$KFOLD_ONLY," == *",$1,"* ]]; }
