@@ -42,15 +42,8 @@ std::vector<double> rank_costs(train::CostModel& model, const std::string& f,
                     f));
   const std::string trees =
       fs::is_directory(o.ast) ? (fs::path(o.ast) / fs::path(f).filename()).string() : o.ast;
-  if (!fs::is_regular_file(trees))
-    throw InputError(fmt::format("{}: no syntax trees for it at {}", f, trees));
   const Graph g = load_graph(f);
-  const AstSet s = load_ast(trees);
-  if (s.num_configs != g.num_configs || s.runtime_ns != g.runtime_ns) {
-    throw InputError(
-        fmt::format("{} and {}: not the same configurations ({} and {}, or their runtimes differ)",
-                    f, trees, g.num_configs, s.num_configs));
-  }
+  const AstSet s = load_trees_of(g, f, trees);
   return model.score(train::Views{&g, &s});
 }
 

@@ -163,4 +163,16 @@ AstSet select_ast_configs(const AstSet& s, const std::vector<int64_t>& indices) 
   return out;
 }
 
+AstSet load_trees_of(const Graph& g, const std::string& graph_file, const std::string& trees_file) {
+  if (!std::filesystem::is_regular_file(trees_file))
+    throw InputError(fmt::format("{}: no syntax trees for it at {}", graph_file, trees_file));
+  AstSet s = load_ast(trees_file);
+  if (s.runtime_ns != g.runtime_ns) {
+    throw InputError(
+        fmt::format("{} and {}: not the same configurations ({} and {}, or their runtimes differ)",
+                    graph_file, trees_file, g.num_configs, s.num_configs));
+  }
+  return s;
+}
+
 }  // namespace tcost

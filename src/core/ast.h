@@ -88,5 +88,9 @@ AstSet load_ast(const std::string& path, const LoadOptions& options = {});
 AstSet read_ast(const NpzFile& npz);  // the same validation over any archive (or arrays)
 void save_ast(const std::string& path, const AstSet& s, bool compress = true);
 AstSet select_ast_configs(const AstSet& s, const std::vector<int64_t>& indices);
+// The syntax trees at trees_file of graph g's configurations (g read from graph_file; both names
+// are for the messages). InputError when there is no such file, or when its configurations are
+// not g's (their runtimes differ).
+AstSet load_trees_of(const Graph& g, const std::string& graph_file, const std::string& trees_file);
 
 }  // namespace tcost

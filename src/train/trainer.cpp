@@ -69,15 +69,9 @@ std::string twin_path(const std::string& file) {
 }
 
 // The syntax trees beside graph file `file` (twin_path), holding graph g's configurations.
-// InputError when they are missing or not g's configurations (their runtimes differ).
+// InputError when they are missing or not g's configurations (load_trees_of).
 AstSet twin_trees(const std::string& file, const Graph& g) {
-  const std::string twin = twin_path(file);
-  AstSet s = load_ast(twin);
-  if (s.runtime_ns != g.runtime_ns) {
-    throw InputError(
-        fmt::format("{} and {}: not the same configurations (their runtimes differ)", file, twin));
-  }
-  return s;
+  return load_trees_of(g, file, twin_path(file));
 }
 
 // Configurations 0 .. n-1.
