@@ -46,6 +46,7 @@ SETTINGS=(
   "sage:layout:--model sage"
   "gcn-baseline:layout:--model gcn-baseline"
   "xgb:layout:--model xgb"
+  "xgb-ast:ast:--model xgb"
   "ast-gcn:ast:--model ast-gcn"
   "tgraph-ast:both:--model tgraph-ast"
   "tgraph-ast-hinge:both:--model tgraph-ast --loss hinge"
@@ -92,6 +93,8 @@ ENSEMBLES=(
   "tgraph-ast-lr2e3-work-pool+ast-gcn=tgraph-ast-lr2e3-work-pool+ast-gcn"
   "tgraph-ast-include-valid+ast-gcn-include-valid=tgraph-ast-include-valid+ast-gcn-include-valid"
   "tgraph-ast-include-valid-wu15+ast-gcn-include-valid=tgraph-ast-include-valid-wu15+ast-gcn-include-valid"
+  "ast-gcn-include-valid+xgb-ast=ast-gcn-include-valid+xgb-ast"
+  "tgraph-ast-include-valid+ast-gcn-include-valid+xgb-ast=tgraph-ast-include-valid+ast-gcn-include-valid+xgb-ast"
 )
 if [ -n "${KFOLD_ONLY:-}" ]; then
   keep() { [[ ",$KFOLD_ONLY," == *",$1,"* ]]; }

@@ -20,12 +20,13 @@ OUT=out/model-seeds
 mkdir -p "$OUT"
 retrain=1  # train-seeds.sh keeps a checkpoint already there unless RETRAIN is set
 [ -n "${REUSE:-}" ] && retrain=
-MODELS=(gcn-baseline sage tgraph xgb ast-gcn tgraph-ast ast-gcn-final tgraph-ast-final)
+MODELS=(gcn-baseline sage tgraph xgb xgb-ast ast-gcn tgraph-ast ast-gcn-final tgraph-ast-final)
 for m in "${MODELS[@]}"; do
   RETRAIN=$retrain bash scripts/train-seeds.sh "$m" "${SEEDS[@]}"
 done
 ENSEMBLES=(tgraph+xgb tgraph+ast-gcn "tgraph+ast-gcn*3" tgraph+ast-gcn+xgb ast-gcn+xgb "ast-gcn*3+xgb"
-  tgraph-ast+xgb tgraph-ast+ast-gcn tgraph-ast-final+ast-gcn-final)
+  tgraph-ast+xgb tgraph-ast+ast-gcn tgraph-ast-final+ast-gcn-final ast-gcn+xgb-ast
+  tgraph-ast-final+ast-gcn-final+xgb-ast)
 for e in "${ENSEMBLES[@]}"; do
   for s in "${SEEDS[@]}"; do
     args=()

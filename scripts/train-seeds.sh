@@ -4,7 +4,8 @@
 # layout graphs, the syntax trees for ast-gcn, both side by side for tgraph-ast. A checkpoint
 # already there is kept unless RETRAIN=1. Shared by scripts/model-seeds.sh and
 # scripts/seed-ensembles.sh. MODEL-final (e.g. ast-gcn-final) is MODEL's final fit: trained with
-# --include-valid (train/ and valid/ together, all epochs, the last kept).
+# --include-valid (train/ and valid/ together, all epochs, the last kept). xgb-ast is XGBoost on
+# the syntax trees' hand-crafted features (xgb trained on data/halide/ast).
 # usage: scripts/train-seeds.sh MODEL SEED...   (after scripts/build.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,8 +17,9 @@ mkdir -p "$OUT"
 base=${m%-final}
 extra=()
 [ "$base" != "$m" ] && extra=(--include-valid)
+[ "$base" = xgb-ast ] && base=xgb
 data=data/halide/layout
-[ "$base" = ast-gcn ] && data=data/halide/ast
+[ "$base" = ast-gcn ] || [ "$m" = xgb-ast ] && data=data/halide/ast
 [ "$base" = tgraph-ast ] && data=data/halide  # both views side by side
 for s in "$@"; do
   [ -z "${RETRAIN:-}" ] && [ -f "$OUT/$m-$s.pt" ] && continue

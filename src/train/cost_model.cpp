@@ -2,8 +2,9 @@
 //   NeuralCostModel - a LibTorch network with its normaliser; refit fine-tunes it with the loss
 //                     it was trained with (AdamW, clipping), on seeded batches of the measured
 //                     configurations in the views it reads (graphs, syntax trees or both).
-//   XgbCostModel    - the XGBoost booster, loaded once; refit adds boosting rounds fitted to
-//                     the measured graphs (training continuation).
+//   XgbCostModel    - the XGBoost booster, loaded once, on graphs or on syntax trees (as it was
+//                     trained); refit adds boosting rounds fitted to the measured programs
+//                     (training continuation).
 #include "train/cost_model.h"
 
 #include <torch/torch.h>
@@ -141,27 +142,50 @@ class XgbCostModel final : public CostModel {
   std::string name() const override { return "xgb"; }
   Collection collection() const override { return ck_.normalizer.collection; }
   std::vector<double> score(const Graph& g) override {
+    if (reads_trees())
+      throw InputError(fmt::format(
+          "{}: this xgb was trained on syntax trees and scores them, not graphs", g.name));
     check_fits(g, ck_.normalizer, name());
     return booster_.predict(g);
   }
   std::vector<double> score(const AstSet& s) override {
-    throw InputError(fmt::format("{}: syntax trees need an ast-gcn model, not xgb", s.name));
+    if (!reads_trees())
+      throw InputError(fmt::format(
+          "{}: this xgb was trained on {} graphs; syntax trees need one trained on them", s.name,
+          collection_name(collection())));
+    check_tree_width(s);
+    return booster_.predict(s);
   }
   void refit(const std::vector<Views>& measured, const RefitOptions& o) override {
-    std::vector<Graph> usable;
+    std::vector<Graph> graphs;
+    std::vector<AstSet> trees;
     for (const Views& v : measured) {
-      require_views(v, true, false, name());
+      require_views(v, !reads_trees(), reads_trees(), name());
+      if (reads_trees()) {
+        if (v.ast->num_configs < 2) continue;
+        check_tree_width(*v.ast);
+        trees.push_back(*v.ast);
+        continue;
+      }
       if (v.graph->num_configs < 2) continue;
       check_fits(*v.graph, ck_.normalizer, name());
-      usable.push_back(*v.graph);
+      graphs.push_back(*v.graph);
     }
-    if (!usable.empty() && o.steps > 0) booster_.boost(usable, o.steps);
+    if (o.steps > 0) booster_.boost(graphs, trees, o.steps);
   }
   void save(const std::string& path) const override {
     save_checkpoint(path, ck_.meta, ck_.normalizer, nullptr, booster_.bytes(), nullptr);
   }
 
  private:
+  bool reads_trees() const { return collection() == Collection::kAst; }
+  void check_tree_width(const AstSet& s) const {
+    if (s.node_feat_width != ck_.normalizer.node_feat_width)
+      throw InputError(fmt::format("{}: syntax trees with {} node features, the xgb model reads {}",
+                                   s.source.empty() ? s.name : s.source, s.node_feat_width,
+                                   ck_.normalizer.node_feat_width));
+  }
+
   Checkpoint ck_;
   XgbBooster booster_;
 };

@@ -484,8 +484,9 @@ void train_model(const TrainOptions& options) {
   const std::string loss_name = resolve_loss(o.loss, o.model);
   const bool ast_data = is_ast_file(train_files.front());
   if (ast_data != (o.model == "ast-gcn")) {
-    throw UsageError(ast_data ? fmt::format("{} holds syntax trees: train ast-gcn on it", o.data)
-                              : fmt::format("ast-gcn reads syntax trees; {} holds graphs", o.data));
+    throw UsageError(ast_data
+                         ? fmt::format("{} holds syntax trees: train ast-gcn or xgb on it", o.data)
+                         : fmt::format("ast-gcn reads syntax trees; {} holds graphs", o.data));
   }
   std::unique_ptr<ProcessGroup> group;
   if (env.world > 1) {

@@ -4,9 +4,11 @@
 
 #include <cmath>
 #include <fstream>
+#include <numeric>
 
 #include <nlohmann/json.hpp>
 
+#include "core/ast.h"
 #include "core/dataset.h"
 #include "core/error.h"
 #include "core/metrics.h"
@@ -40,16 +42,25 @@ struct Table {
   int width = 0;
 };
 
-void append(Table& t, const Graph& g) {
-  const auto f = model::handcrafted_features(g);
-  t.width = model::handcrafted_width(g.collection);
-  t.x.insert(t.x.end(), f.begin(), f.end());
+// One program's rows: features, relevance (higher = faster) and its group.
+void append_rows(Table& t, const std::vector<float>& features, int width,
+                 const std::vector<double>& runtime) {
+  t.width = width;
+  t.x.insert(t.x.end(), features.begin(), features.end());
   double best = 1e300;
-  for (int64_t c = 0; c < g.num_configs; ++c) best = std::min(best, g.target(c));
-  // Relevance: higher = faster.
-  for (int64_t c = 0; c < g.num_configs; ++c)
-    t.label.push_back(static_cast<float>(-std::log(g.target(c) / best)));
-  t.groups.push_back(static_cast<unsigned>(g.num_configs));
+  for (const double r : runtime) best = std::min(best, r);
+  for (const double r : runtime) t.label.push_back(static_cast<float>(-std::log(r / best)));
+  t.groups.push_back(static_cast<unsigned>(runtime.size()));
+}
+
+void append(Table& t, const Graph& g) {
+  append_rows(t, model::handcrafted_features(g), model::handcrafted_width(g.collection),
+              g.targets());
+}
+
+void append(Table& t, const AstSet& s) {
+  append_rows(t, model::handcrafted_tree_features(s), model::handcrafted_tree_width(),
+              std::vector<double>(s.runtime_ns.begin(), s.runtime_ns.end()));
 }
 
 void to_matrix(const Table& t, Matrix& m, bool labelled) {
@@ -60,9 +71,11 @@ void to_matrix(const Table& t, Matrix& m, bool labelled) {
   }
 }
 
-std::vector<double> predict(BoosterHandle b, const Graph& g) {
+// Predicted costs (higher = slower) of every configuration of a graph or syntax-tree set.
+template <typename View>
+std::vector<double> predict(BoosterHandle b, const View& v) {
   Table t;
-  append(t, g);
+  append(t, v);
   Matrix m;
   to_matrix(t, m, false);
   bst_ulong len = 0;
@@ -73,6 +86,26 @@ std::vector<double> predict(BoosterHandle b, const Graph& g) {
   return cost;
 }
 
+// The validation programs in either view, and how each is judged: Kendall's tau for layout
+// graphs and syntax trees, -slowdown@5 for tile graphs (as the neural trainer does).
+struct Valid {
+  std::vector<Graph> graphs;
+  std::vector<AstSet> trees;
+  double metric(BoosterHandle b) const {
+    std::vector<double> m;
+    for (const auto& g : graphs) {
+      const auto cost = predict(b, g);
+      const auto truth = g.targets();
+      m.push_back(g.collection == Collection::kLayout ? kendall_tau_b(cost, truth)
+                                                      : -slowdown_at_k(cost, truth, 5));
+    }
+    for (const auto& s : trees)
+      m.push_back(kendall_tau_b(predict(b, s),
+                                std::vector<double>(s.runtime_ns.begin(), s.runtime_ns.end())));
+    return m.empty() ? 0.0 : mean_ignoring_nan(m);
+  }
+};
+
 }  // namespace
 
 void train_xgb(const TrainOptions& o) {
@@ -80,19 +113,35 @@ void train_xgb(const TrainOptions& o) {
   const Dataset ds(o.data);
   if (ds.files(Split::kTrain).empty())
     throw InputError(fmt::format("{}: no training graphs", o.data));
+  // Syntax-tree data (ast/ of a collection) trains on the trees' features, graphs on theirs.
+  const bool trees = is_ast_file(ds.files(Split::kTrain).front());
   Table train;
+  Valid valid;
   for (const auto& f : ds.files(Split::kTrain)) {
+    if (trees) {
+      append(train, load_ast(f));
+      continue;
+    }
     Graph g = load_graph(f);
     merge_duplicate_configs(g);
     canonicalize_layout_padding(g);
     append(train, g);
   }
-  std::vector<Graph> valid;
   for (const auto& f : ds.files(Split::kValid)) {
+    if (trees) {
+      AstSet s = load_ast(f);
+      if (o.max_valid_configs > 0 && s.num_configs > o.max_valid_configs) {
+        std::vector<int64_t> idx(static_cast<size_t>(o.max_valid_configs));
+        std::iota(idx.begin(), idx.end(), 0);
+        s = select_ast_configs(s, idx);
+      }
+      valid.trees.push_back(std::move(s));
+      continue;
+    }
     Graph g = load_graph(f);
     if (o.max_valid_configs > 0) g = subsample_configs(g, o.max_valid_configs, 99);
     canonicalize_layout_padding(g);
-    valid.push_back(std::move(g));
+    valid.graphs.push_back(std::move(g));
   }
   Matrix dtrain;
   to_matrix(train, dtrain, true);
@@ -118,14 +167,7 @@ void train_xgb(const TrainOptions& o) {
   for (int it = 0; it < rounds; ++it) {
     check(XGBoosterUpdateOneIter(b.h, it, dtrain.h), "update");
     if ((it + 1) % 10 != 0 && it + 1 != rounds) continue;
-    std::vector<double> taus;
-    for (const auto& g : valid) {
-      const auto cost = predict(b.h, g);
-      const auto truth = g.targets();
-      taus.push_back(g.collection == Collection::kLayout ? kendall_tau_b(cost, truth)
-                                                         : -slowdown_at_k(cost, truth, 5));
-    }
-    const double tau = valid.empty() ? 0.0 : mean_ignoring_nan(taus);
+    const double tau = valid.metric(b.h);
     log << nlohmann::json{{"round", it + 1}, {"valid_metric", tau}}.dump() << '\n';
     if (!o.quiet)
       fmt::print("round {:>4}/{}  valid {:.4f}{}\n", it + 1, rounds, tau, tau > best ? " *" : "");
@@ -148,10 +190,17 @@ void train_xgb(const TrainOptions& o) {
   meta.loss = "rank:pairwise";
   // The normaliser carries the collection and widths, checked when predicting.
   model::Normalizer norm;
-  const Graph first = load_graph(ds.files(Split::kTrain).front());
-  norm.collection = first.collection;
-  norm.node_feat_width = first.node_feat_width;
-  norm.config_feat_width = first.config_feat_width;
+  if (trees) {
+    const AstSet first = load_ast(ds.files(Split::kTrain).front());
+    norm.collection = Collection::kAst;
+    norm.node_feat_width = first.node_feat_width;
+    norm.config_feat_width = 0;
+  } else {
+    const Graph first = load_graph(ds.files(Split::kTrain).front());
+    norm.collection = first.collection;
+    norm.node_feat_width = first.node_feat_width;
+    norm.config_feat_width = first.config_feat_width;
+  }
   norm.node_mean = torch::zeros({norm.node_feat_width});
   norm.node_std = torch::ones({norm.node_feat_width});
   norm.tile_mean = torch::zeros({norm.config_feat_width});
@@ -179,12 +228,19 @@ std::vector<double> XgbBooster::predict(const Graph& graph) const {
   return tcost::train::predict(static_cast<BoosterHandle>(handle_), g);
 }
 
-void XgbBooster::boost(const std::vector<Graph>& measured, int rounds) {
+std::vector<double> XgbBooster::predict(const AstSet& s) const {
+  return tcost::train::predict(static_cast<BoosterHandle>(handle_), s);
+}
+
+void XgbBooster::boost(const std::vector<Graph>& measured, const std::vector<AstSet>& trees,
+                       int rounds) {
   Table t;
   for (Graph g : measured) {
     canonicalize_layout_padding(g);
     append(t, g);
   }
+  for (const AstSet& s : trees) append(t, s);
+  if (t.groups.empty()) return;
   Matrix m;
   to_matrix(t, m, true);
   // Continues the loaded model: the iteration number only seeds row subsampling.

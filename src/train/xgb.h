@@ -1,8 +1,11 @@
-// The XGBoost baseline (C API, pairwise ranking objective) on hand-crafted features.
+// The XGBoost baseline (C API, pairwise ranking objective) on hand-crafted features: of the
+// layout or tile graph (model/handcrafted.h), or of each configuration's syntax tree when trained
+// on syntax-tree data (TVM's and Ansor's way: loop-nest aggregates).
 #pragma once
 
 #include <vector>
 
+#include "core/ast.h"
 #include "core/graph.h"
 #include "train/api.h"
 #include "train/checkpoint.h"
@@ -20,8 +23,10 @@ class XgbBooster {
   XgbBooster& operator=(const XgbBooster&) = delete;
   // Predicted costs (higher = slower) of every configuration of g.
   std::vector<double> predict(const Graph& g) const;
-  // `rounds` more boosting rounds fitted to the measured graphs (training continuation).
-  void boost(const std::vector<Graph>& measured, int rounds);
+  std::vector<double> predict(const AstSet& s) const;  // a booster trained on syntax trees
+  // `rounds` more boosting rounds fitted to the measured programs, graphs or syntax trees
+  // (whichever the booster reads; training continuation).
+  void boost(const std::vector<Graph>& measured, const std::vector<AstSet>& trees, int rounds);
   std::vector<uint8_t> bytes() const;
 
  private:
