@@ -2,8 +2,10 @@
 scripts/seed-ensembles.sh do: each model (or ensemble file) reads the view(s) it needs of every
 test program; Kendall's tau-b and slowdown@k are tcost's own (the Python module).
 Import with PYTHONPATH=build/python:scripts, or run it to print a table of checkpoints:
-  PYTHONPATH=build/python:scripts /usr/bin/python3 scripts/test_scores.py \
-      LABEL=CHECKPOINT[,CHECKPOINT...]...   (one row per label: its checkpoints pooled)"""
+  PYTHONPATH=build/python:scripts /usr/bin/python3 scripts/test_scores.py [--data DIR] \
+      LABEL=CHECKPOINT[,CHECKPOINT...]...   (one row per label: its checkpoints pooled)
+--data: another collection's test programs (default data/halide), e.g. a copy whose trees were
+lowered again."""
 import glob
 import math
 import os
@@ -57,10 +59,14 @@ HEADER = ("| model | checkpoints | mean test tau ± sd | geomean slowdown@1 | sl
 
 if __name__ == "__main__":
     # usage: PYTHONPATH=build/python:scripts /usr/bin/python3 scripts/test_scores.py
-    #            LABEL=CHECKPOINT[,CHECKPOINT...]...   (one row per label)
+    #            [--data DIR] LABEL=CHECKPOINT[,CHECKPOINT...]...   (one row per label)
     import sys
-    views = test_views()
+    args = sys.argv[1:]
+    data = "data/halide"
+    if args[:1] == ["--data"]:
+        data, args = args[1], args[2:]
+    views = test_views(data)
     print(HEADER)
-    for arg in sys.argv[1:]:
+    for arg in args:
         label, _, paths = arg.partition("=")
         print(row(label, paths.split(","), views))
