@@ -95,6 +95,7 @@ ENSEMBLES=(
   "tgraph-ast-include-valid-wu15+ast-gcn-include-valid=tgraph-ast-include-valid-wu15+ast-gcn-include-valid"
   "ast-gcn-include-valid+xgb-ast=ast-gcn-include-valid+xgb-ast"
   "tgraph-ast-include-valid+ast-gcn-include-valid+xgb-ast=tgraph-ast-include-valid+ast-gcn-include-valid+xgb-ast"
+  "tgraph-ast-include-valid+ast-gcn-include-valid+xgb-ast-w05=tgraph-ast-include-valid+ast-gcn-include-valid+xgb-ast*0.5"
 )
 if [ -n "${KFOLD_ONLY:-}" ]; then
   keep() { [[ ",$KFOLD_ONLY," == *",$1,"* ]]; }
