@@ -47,6 +47,7 @@ SETTINGS=(
   "gcn-baseline:layout:--model gcn-baseline"
   "xgb:layout:--model xgb"
   "xgb-ast:ast:--model xgb"
+  "xgb-ast-e80:ast:--model xgb --epochs 80"
   "ast-gcn:ast:--model ast-gcn"
   "tgraph-ast:both:--model tgraph-ast"
   "tgraph-ast-hinge:both:--model tgraph-ast --loss hinge"
@@ -96,6 +97,9 @@ ENSEMBLES=(
   "ast-gcn-include-valid+xgb-ast=ast-gcn-include-valid+xgb-ast"
   "tgraph-ast-include-valid+ast-gcn-include-valid+xgb-ast=tgraph-ast-include-valid+ast-gcn-include-valid+xgb-ast"
   "tgraph-ast-include-valid+ast-gcn-include-valid+xgb-ast-w05=tgraph-ast-include-valid+ast-gcn-include-valid+xgb-ast*0.5"
+  "tgraph-ast-include-valid+ast-gcn-include-valid+xgb-ast-w025=tgraph-ast-include-valid+ast-gcn-include-valid+xgb-ast*0.25"
+  "tgraph-ast-include-valid+ast-gcn-include-valid+xgb-ast-w075=tgraph-ast-include-valid+ast-gcn-include-valid+xgb-ast*0.75"
+  "tgraph-ast-include-valid+ast-gcn-include-valid+xgb-ast-e80-w05=tgraph-ast-include-valid+ast-gcn-include-valid+xgb-ast-e80*0.5"
 )
 if [ -n "${KFOLD_ONLY:-}" ]; then
   keep() { [[ ",$KFOLD_ONLY," == *",$1,"* ]]; }
