@@ -75,8 +75,9 @@ class NeuralCostModel final : public CostModel {
 
   std::vector<double> score(const AstSet& s) override {
     if (collection() != Collection::kAst)
-      throw InputError(
-          fmt::format("{}: syntax trees need an ast-gcn model, not {}", s.name, name()));
+      throw InputError(fmt::format(
+          "{}: syntax trees need a model trained on them (ast-gcn, or xgb on trees), not {}",
+          s.name, name()));
     return predict_ast(*ck_.model, s, ck_.normalizer, kChunk);
   }
 

@@ -225,6 +225,20 @@ check "rank trees of ast-gcn" 0 "$TCOST" rank --model "$W/ast.pt" --graph "$HA"
 cp "$W/out" "$W/rank-trees"
 check "rank ast-gcn with --ast" 0 "$TCOST" rank --model "$W/ast.pt" --graph "$HL" --ast "$HA"
 cmp -s "$W/out" "$W/rank-trees" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: ast-gcn ranks the same with --ast"; }
+# XGBoost trained on the syntax trees (TVM's features of the loop nest) reads trees only: it
+# ranks them, from --ast exactly as from the trees, refuses a layout graph alone, and joins an
+# ensemble with ast-gcn.
+check "train xgb on trees" 0 "$TCOST" train --data "$W/hal/ast" --model xgb --epochs 2 \
+  --out "$W/xgb-ast.pt" --threads 1
+check "rank trees of xgb" 0 "$TCOST" rank --model "$W/xgb-ast.pt" --graph "$HA"
+cp "$W/out" "$W/rank-xgb-trees"
+check "rank xgb with --ast" 0 "$TCOST" rank --model "$W/xgb-ast.pt" --graph "$HL" --ast "$HA"
+cmp -s "$W/out" "$W/rank-xgb-trees" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: xgb on trees ranks the same with --ast"; }
+check "rank xgb on trees without trees" 1 "$TCOST" rank --model "$W/xgb-ast.pt" --graph "$HL"
+expect_in "rank xgb without trees says" "$W/err" "syntax trees"
+check "ensemble ast-gcn and xgb on trees" 0 "$TCOST" ensemble --out "$W/ens-trees.json" \
+  --member "$W/ast.pt" --member "$W/xgb-ast.pt" --weight 1 --weight 0.5
+check "rank trees ensemble" 0 "$TCOST" rank --model "$W/ens-trees.json" --graph "$HA" --top 2
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
