@@ -26,7 +26,7 @@ for m in "${MODELS[@]}"; do
 done
 ENSEMBLES=(tgraph+xgb tgraph+ast-gcn "tgraph+ast-gcn*3" tgraph+ast-gcn+xgb ast-gcn+xgb "ast-gcn*3+xgb"
   tgraph-ast+xgb tgraph-ast+ast-gcn tgraph-ast-final+ast-gcn-final ast-gcn+xgb-ast
-  tgraph-ast-final+ast-gcn-final+xgb-ast)
+  tgraph-ast-final+ast-gcn-final+xgb-ast "tgraph-ast-final+ast-gcn-final+xgb-ast*0.5")
 for e in "${ENSEMBLES[@]}"; do
   for s in "${SEEDS[@]}"; do
     args=()
