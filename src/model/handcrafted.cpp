@@ -4,6 +4,9 @@
 #include <cmath>
 #include <stdexcept>
 
+#include <fmt/format.h>
+
+#include "core/error.h"
 #include "core/opcodes.h"
 
 namespace tcost::model {
@@ -306,6 +309,12 @@ void tree_aggregates(const AstSet& s, int64_t begin, int64_t end, int64_t ebegin
 int handcrafted_tree_width() { return 2 * kTreeWidth; }
 
 std::vector<float> handcrafted_tree_features(const AstSet& s) {
+  if (s.node_feat_width != kAstFeatureWidth) {
+    throw InputError(fmt::format(
+        "{}: syntax trees with {} node features; XGBoost's tree features read {} (trees of an "
+        "older lowering: tcost collect --rewrite lowers them again)",
+        s.source.empty() ? s.name : s.source, s.node_feat_width, kAstFeatureWidth));
+  }
   const int w = handcrafted_tree_width();
   std::vector<float> out(static_cast<size_t>(s.num_configs) * w, 0.0f);
   for (int64_t c = 0; c < s.num_configs; ++c) {

@@ -41,6 +41,7 @@ int handcrafted_width(Collection collection);
 //   allocations: count, log executions, log bytes allocated over executions, log largest, largest
 //     log footprint;
 //   stores: mean vector lanes over executions.
+// InputError for trees of another width than kAstFeatureWidth (an older lowering).
 std::vector<float> handcrafted_tree_features(const AstSet& s);  // (num_configs x width) row-major
 int handcrafted_tree_width();
 

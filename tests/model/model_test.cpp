@@ -354,6 +354,14 @@ TEST(Handcrafted, SyntaxTreeFeaturesCountWhatTheTreeDoes) {
     EXPECT_EQ(serial[half + k], 0.0f) << k;
     EXPECT_FLOAT_EQ(parallel[half + k], parallel[k] - serial[k]) << k;
   }
+  // Trees of an older, narrower lowering are refused, not read past their rows.
+  AstSet narrow = s;
+  narrow.node_feat_width = 8;
+  narrow.feats.clear();
+  for (size_t v = 0; v < s.kinds.size(); ++v)
+    narrow.feats.insert(narrow.feats.end(), s.feats.begin() + v * kAstFeatureWidth,
+                        s.feats.begin() + v * kAstFeatureWidth + 8);
+  EXPECT_THROW(model::handcrafted_tree_features(narrow), InputError);
 }
 
 // A small synthetic dataset written once for the training tests.
