@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <numeric>
 
 #include "core/error.h"
 
@@ -161,6 +162,13 @@ AstSet select_ast_configs(const AstSet& s, const std::vector<int64_t>& indices) 
     }
   }
   return out;
+}
+
+AstSet first_ast_configs(const AstSet& s, int64_t max_configs) {
+  if (max_configs <= 0 || s.num_configs <= max_configs) return s;
+  std::vector<int64_t> idx(static_cast<size_t>(max_configs));
+  std::iota(idx.begin(), idx.end(), 0);
+  return select_ast_configs(s, idx);
 }
 
 AstSet load_trees_of(const Graph& g, const std::string& graph_file, const std::string& trees_file) {

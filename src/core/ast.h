@@ -88,6 +88,9 @@ AstSet load_ast(const std::string& path, const LoadOptions& options = {});
 AstSet read_ast(const NpzFile& npz);  // the same validation over any archive (or arrays)
 void save_ast(const std::string& path, const AstSet& s, bool compress = true);
 AstSet select_ast_configs(const AstSet& s, const std::vector<int64_t>& indices);
+// The first max_configs configurations of s (all of s when max_configs <= 0 or s has no more):
+// how validation caps a program's syntax trees (--valid-configs).
+AstSet first_ast_configs(const AstSet& s, int64_t max_configs);
 // The syntax trees at trees_file of graph g's configurations (g read from graph_file; both names
 // are for the messages). InputError when there is no such file, or when its configurations are
 // not g's (their runtimes differ).

@@ -212,10 +212,7 @@ TrainingData load_training_data(const std::vector<std::string>& train_files,
   progress.finish();
   for (const auto& f : valid_files) {
     if (ast_data) {
-      AstSet s = load_ast(f);
-      if (o.max_valid_configs > 0 && s.num_configs > o.max_valid_configs)
-        s = select_ast_configs(s, first_configs(o.max_valid_configs));
-      d.valid_ast.push_back(std::move(s));
+      d.valid_ast.push_back(first_ast_configs(load_ast(f), o.max_valid_configs));
       continue;
     }
     Graph g = load_graph(f);

@@ -4,7 +4,6 @@
 
 #include <cmath>
 #include <fstream>
-#include <numeric>
 
 #include <nlohmann/json.hpp>
 
@@ -117,25 +116,33 @@ void train_xgb(const TrainOptions& o) {
   const bool trees = is_ast_file(ds.files(Split::kTrain).front());
   Table train;
   Valid valid;
+  // The normaliser carries the collection and widths (the first training program's), checked
+  // when predicting.
+  model::Normalizer norm;
   for (const auto& f : ds.files(Split::kTrain)) {
     if (trees) {
-      append(train, load_ast(f));
+      const AstSet s = load_ast(f);
+      if (train.groups.empty()) {
+        norm.collection = Collection::kAst;
+        norm.node_feat_width = s.node_feat_width;
+        norm.config_feat_width = 0;
+      }
+      append(train, s);
       continue;
     }
     Graph g = load_graph(f);
+    if (train.groups.empty()) {
+      norm.collection = g.collection;
+      norm.node_feat_width = g.node_feat_width;
+      norm.config_feat_width = g.config_feat_width;
+    }
     merge_duplicate_configs(g);
     canonicalize_layout_padding(g);
     append(train, g);
   }
   for (const auto& f : ds.files(Split::kValid)) {
     if (trees) {
-      AstSet s = load_ast(f);
-      if (o.max_valid_configs > 0 && s.num_configs > o.max_valid_configs) {
-        std::vector<int64_t> idx(static_cast<size_t>(o.max_valid_configs));
-        std::iota(idx.begin(), idx.end(), 0);
-        s = select_ast_configs(s, idx);
-      }
-      valid.trees.push_back(std::move(s));
+      valid.trees.push_back(first_ast_configs(load_ast(f), o.max_valid_configs));
       continue;
     }
     Graph g = load_graph(f);
@@ -188,19 +195,6 @@ void train_xgb(const TrainOptions& o) {
   meta.valid_tau = best;
   meta.best_valid_tau = best;
   meta.loss = "rank:pairwise";
-  // The normaliser carries the collection and widths, checked when predicting.
-  model::Normalizer norm;
-  if (trees) {
-    const AstSet first = load_ast(ds.files(Split::kTrain).front());
-    norm.collection = Collection::kAst;
-    norm.node_feat_width = first.node_feat_width;
-    norm.config_feat_width = 0;
-  } else {
-    const Graph first = load_graph(ds.files(Split::kTrain).front());
-    norm.collection = first.collection;
-    norm.node_feat_width = first.node_feat_width;
-    norm.config_feat_width = first.config_feat_width;
-  }
   norm.node_mean = torch::zeros({norm.node_feat_width});
   norm.node_std = torch::ones({norm.node_feat_width});
   norm.tile_mean = torch::zeros({norm.config_feat_width});

@@ -575,12 +575,19 @@ void expect_refit_learns_and_saves(train::CostModel& m, const AstSet& fresh,
     EXPECT_NEAR(reloaded[i], refitted[i], 1e-5 * (1 + std::abs(refitted[i])));
 }
 
-TEST(AstTraining, AstGcnLearnsSyntaxTreesAndRefusesGraphs) {
-  TempDir dir;
+// The small syntax-tree dataset the tree models' training tests learn from, at dir/ast; returns
+// its options (for fresh programs of the same kind).
+SynthOptions write_small_ast_dataset(const TempDir& dir) {
   SynthOptions o;
   o.graphs = 10;
   o.configs = 60;
   write_synth_ast_dataset(dir / "ast", o);
+  return o;
+}
+
+TEST(AstTraining, AstGcnLearnsSyntaxTreesAndRefusesGraphs) {
+  TempDir dir;
+  const SynthOptions o = write_small_ast_dataset(dir);
   train::TrainOptions t = quick_options(dir / "ast", "ast-gcn", dir / "ast.pt", 8);
   t.tree_attention = false;  // the first published model as written
   train::train_model(t);
@@ -627,10 +634,7 @@ TEST(AstTraining, AstGcnLearnsSyntaxTreesAndRefusesGraphs) {
 // saves what it learned.
 TEST(AstTraining, XgbLearnsSyntaxTreesRefitsAndRefusesGraphs) {
   TempDir dir;
-  SynthOptions o;
-  o.graphs = 10;
-  o.configs = 60;
-  write_synth_ast_dataset(dir / "ast", o);
+  const SynthOptions o = write_small_ast_dataset(dir);
   const train::TrainOptions t = quick_options(dir / "ast", "xgb", dir / "xgb.pt", 8);
   train::train_model(t);
   const ScoreReport r = evaluate_on(t.out, dir / "ast");
