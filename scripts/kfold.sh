@@ -74,6 +74,7 @@ SETTINGS=(
   "tgraph-include-valid-e80:layout:--model tgraph --include-valid --epochs 80"
   "tgraph-e80:layout:--model tgraph --epochs 80"
   "tgraph-ast-include-valid-wu15:both:--model tgraph-ast --include-valid --warmup 0.15"
+  "ast-gcn-include-valid-d01:ast:--model ast-gcn --include-valid --dropout 0.1"
 )
 ENSEMBLES=(
   "tgraph+xgb=tgraph+xgb"
@@ -100,6 +101,8 @@ ENSEMBLES=(
   "tgraph-ast-include-valid+ast-gcn-include-valid+xgb-ast-w025=tgraph-ast-include-valid+ast-gcn-include-valid+xgb-ast*0.25"
   "tgraph-ast-include-valid+ast-gcn-include-valid+xgb-ast-w075=tgraph-ast-include-valid+ast-gcn-include-valid+xgb-ast*0.75"
   "tgraph-ast-include-valid+ast-gcn-include-valid+xgb-ast-e80-w05=tgraph-ast-include-valid+ast-gcn-include-valid+xgb-ast-e80*0.5"
+  "tgraph-ast-include-valid+ast-gcn-include-valid-d01=tgraph-ast-include-valid+ast-gcn-include-valid-d01"
+  "tgraph-ast-include-valid+ast-gcn-include-valid-d01+xgb-ast-w05=tgraph-ast-include-valid+ast-gcn-include-valid-d01+xgb-ast*0.5"
 )
 if [ -n "${KFOLD_ONLY:-}" ]; then
   keep() { [[ ",$KFOLD_ONLY," == *",$1,"* ]]; }

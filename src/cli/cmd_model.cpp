@@ -135,6 +135,11 @@ void register_model_commands(CLI::App& app) {
       "its scores (the tree's work when the score learns its trips); default: on");
   train->add_flag_callback(
       "--no-work-pool", [t] { t->work_pool = 0; }, "ast-gcn, tgraph-ast: no pooling by work");
+  train
+      ->add_option("--dropout", t->dropout,
+                   "ast-gcn, tgraph-ast: dropout probability in training on the trees' node "
+                   "features, GCN updates and the head's hidden layer")
+      ->capture_default_str();
   train->add_flag("--include-valid", t->include_valid,
                   "Train on train/ and valid/ together for all --epochs, without validation, "
                   "and keep the last epoch (the final fit, once validation chose the options)");

@@ -217,7 +217,11 @@ struct ResidualGcnImpl : torch::nn::Module {
   // scalar_head = false: the head stops at its hidden layer (head_hidden), for a model that reads
   // these features beside others.
   // extra: the width of further pooled features the head reads after those two.
-  ResidualGcnImpl(int hidden, int layers, bool scalar_head = true, int64_t extra = 0) {
+  // dropout: applied in training to each layer's update and to the head's hidden layer (the
+  // propagate/head path only, which the syntax-tree GCN takes).
+  ResidualGcnImpl(int hidden, int layers, bool scalar_head = true, int64_t extra = 0,
+                  double dropout = 0)
+      : dropout_(dropout) {
     for (int l = 0; l < layers; ++l) {
       layers_.push_back(
           register_module("gcn" + std::to_string(l), torch::nn::Linear(hidden, hidden)));
@@ -226,7 +230,7 @@ struct ResidualGcnImpl : torch::nn::Module {
     if (scalar_head) head2_ = register_module("head2", torch::nn::Linear(hidden, 1));
   }
   torch::Tensor propagate(const GraphInput& g, torch::Tensor x) {
-    for (auto& lin : layers_) x = x + torch::relu(gcn_aggregate(g, lin(x)));
+    for (auto& lin : layers_) x = x + drop(torch::relu(gcn_aggregate(g, lin(x))));
     return x;
   }
   // x (n, K, H); a = gcn_matrix(g).
@@ -242,10 +246,14 @@ struct ResidualGcnImpl : torch::nn::Module {
   }
   torch::Tensor head(const torch::Tensor& mean, const torch::Tensor& scaled_sum,
                      const torch::Tensor& extra = {}) {
-    return head2_(head_hidden(mean, scaled_sum, extra)).squeeze(1);
+    return head2_(drop(head_hidden(mean, scaled_sum, extra))).squeeze(1);
+  }
+  torch::Tensor drop(const torch::Tensor& x) {
+    return dropout_ > 0 ? torch::dropout(x, dropout_, is_training()) : x;
   }
   std::vector<torch::nn::Linear> layers_;
   torch::nn::Linear head1_{nullptr}, head2_{nullptr};
+  double dropout_ = 0;
 };
 TORCH_MODULE(ResidualGcn);
 
@@ -477,8 +485,8 @@ class AstGcn : public Network {
   explicit AstGcn(const ModelOptions& o, int64_t node_feat_width, bool scalar_head = true) : o_(o) {
     kind_ = register_module("kind", torch::nn::Embedding(kAstNumKinds, o.opcode_dim));
     input_ = register_module("input", torch::nn::Linear(node_feat_width + o.opcode_dim, o.hidden));
-    gcn_ = register_module(
-        "gcn", ResidualGcn(o.hidden, o.layers, scalar_head, o.work_pool ? o.hidden + 1 : 0));
+    gcn_ = register_module("gcn", ResidualGcn(o.hidden, o.layers, scalar_head,
+                                              o.work_pool ? o.hidden + 1 : 0, o.dropout));
     if (o.tree_attention) att_ = register_module("tree_attention", CrossConfigAttention(o.hidden));
     if (o.work_pool) work_score_ = register_module("work_score", torch::nn::Linear(o.hidden, 1));
   }
@@ -506,8 +514,8 @@ class AstGcn : public Network {
   // Per tree: the mean of its nodes' features (read beside the other trees' with tree
   // attention), their sum scaled by 1/sqrt(count), and with work_pool the attention pool.
   Pooled pooled(const GraphInput& g, int64_t k) {
-    auto x = torch::relu(input_(torch::cat({g.node_feat, kind_(g.opcode)}, 1))).unsqueeze(0);
-    const auto h = gcn_->propagate(g, x).squeeze(0);
+    auto x = gcn_->drop(torch::relu(input_(torch::cat({g.node_feat, kind_(g.opcode)}, 1))));
+    const auto h = gcn_->propagate(g, x.unsqueeze(0)).squeeze(0);
     // Readout per tree; each tree's node count, counted once for both readouts.
     const auto nodes = torch::bincount(g.tree_id, {}, k);  // (k) int64
     const auto count = nodes.to(torch::kFloat32).clamp_min(1).unsqueeze(1);
@@ -564,6 +572,7 @@ class TGraphAst : public Network {
     head1_ = register_module("head1",
                              torch::nn::Linear(graph_->embed_width() + kTreeHidden, kHeadHidden));
     head2_ = register_module("head2", torch::nn::Linear(kHeadHidden, 1));
+    dropout_ = o.dropout;
   }
   torch::Tensor forward(const GraphInput& g, const torch::Tensor& configs) override {
     return head(graph_->embed(g, configs), trees(g, configs));
@@ -583,12 +592,15 @@ class TGraphAst : public Network {
     return trees_->embed(*g.trees, configs.size(0));
   }
   torch::Tensor head(const torch::Tensor& graph, const torch::Tensor& trees) {
-    return head2_(torch::gelu(head1_(torch::cat({graph, trees}, 1)))).squeeze(1);
+    auto hidden = torch::gelu(head1_(torch::cat({graph, trees}, 1)));
+    if (dropout_ > 0) hidden = torch::dropout(hidden, dropout_, is_training());
+    return head2_(hidden).squeeze(1);
   }
 
   std::shared_ptr<TGraph> graph_;
   std::shared_ptr<AstGcn> trees_;
   torch::nn::Linear head1_{nullptr}, head2_{nullptr};
+  double dropout_ = 0;
 };
 
 }  // namespace
@@ -604,6 +616,7 @@ std::string ModelOptions::to_json() const {
                         {"config_pool", config_pool},
                         {"tree_attention", tree_attention},
                         {"work_pool", work_pool},
+                        {"dropout", dropout},
                         {"segment_nodes", segment_nodes}}
       .dump();
 }
@@ -639,6 +652,8 @@ ModelOptions ModelOptions::from_json(const std::string& text) {
         o.tree_attention = it->get<bool>();
       else if (k == "work_pool")
         o.work_pool = it->get<bool>();
+      else if (k == "dropout")
+        o.dropout = it->get<double>();
       else if (k == "segment_nodes")
         o.segment_nodes = it->get<int64_t>();
       else

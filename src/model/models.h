@@ -49,6 +49,9 @@ struct ModelOptions {
   // are a softmax of a learned score over the tree's nodes, beside the log-sum-exp of those
   // scores (with a score that learns a * log trips, the log of the tree's total work).
   bool work_pool = false;
+  // ast-gcn (and tgraph-ast's trees and head): dropout probability in training on the nodes'
+  // input features, each GCN layer's update and the head's hidden layer; 0 = none.
+  double dropout = 0;
   int64_t segment_nodes = 5000;  // gcn/sage: train on segments of this many nodes (0 = whole)
 
   std::string to_json() const;

@@ -291,6 +291,7 @@ Checkpoint start_or_resume(const TrainOptions& o, const std::vector<std::string>
   if (o.work_pool == 1 && o.model != "ast-gcn" && o.model != "tgraph-ast")
     throw UsageError(fmt::format("--work-pool reads syntax trees: not a {} option", o.model));
   mo.work_pool = resolve_work_pool(o.work_pool, o.model);
+  mo.dropout = o.dropout;
   mo = mo.resolved();
   if (o.resume) {
     Checkpoint ck = load_checkpoint(resume_path);
@@ -439,6 +440,11 @@ void train_model(const TrainOptions& options) {
   o.epochs = resolve_epochs(o.epochs, o.model);
   o.lr = resolve_lr(o.lr, o.model);
   const DistEnv env = dist_env_from_environment();
+  if (!(o.dropout >= 0 && o.dropout < 1))
+    throw UsageError(fmt::format("--dropout {} is not a probability in [0, 1)", o.dropout));
+  if (o.dropout > 0 && o.model != "ast-gcn" && o.model != "tgraph-ast")
+    throw UsageError(
+        fmt::format("--dropout is an ast-gcn and tgraph-ast option, not {}'s", o.model));
   if (o.model == "xgb") {
     if (o.include_valid)
       throw UsageError(

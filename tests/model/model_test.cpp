@@ -659,19 +659,37 @@ TEST(AstTraining, XgbLearnsSyntaxTreesRefitsAndRefusesGraphs) {
   EXPECT_THROW(train::load_cost_model(dir / "xgb-layout.pt", 1)->score(fresh), InputError);
 }
 
+// Six synthetic syntax trees of one program (written to DIR/t.npz), their normaliser and the
+// model dimensions it gives.
+struct SixTrees {
+  explicit SixTrees(const TempDir& dir)
+      : trees(make(dir)), norm(fit(dir)), dims(model::dims_of(norm)) {}
+  static AstSet make(const TempDir& dir) {
+    SynthOptions so;
+    so.configs = 6;
+    so.seed = 5;
+    AstSet t = make_synth_ast(so, 0);
+    save_ast(dir / "t.npz", t);
+    return t;
+  }
+  static model::Normalizer fit(const TempDir& dir) {
+    return model::fit_ast_normalizer({dir / "t.npz"});
+  }
+  AstSet trees;
+  model::Normalizer norm;
+  model::ModelDims dims;
+};
+
 // The attention pool over a tree's nodes (--work-pool) reads each tree apart from the others of
 // its batch: without tree attention, a tree scores the same alone and among others. The
 // option is kept in the checkpoint's options, and a batch whose trees' nodes are not
 // contiguous is refused, not pooled wrongly.
 TEST(AstModels, WorkPoolReadsEachTreeApart) {
   TempDir dir;
-  SynthOptions so;
-  so.configs = 6;
-  so.seed = 5;
-  const AstSet trees = make_synth_ast(so, 0);
-  save_ast(dir / "t.npz", trees);
-  const model::Normalizer norm = model::fit_ast_normalizer({dir / "t.npz"});
-  const model::ModelDims dims = model::dims_of(norm);
+  const SixTrees six(dir);
+  const AstSet& trees = six.trees;
+  const model::Normalizer& norm = six.norm;
+  const model::ModelDims& dims = six.dims;
   const auto scores = [&](model::Network& m, const std::vector<int64_t>& idx) {
     torch::NoGradGuard ng;
     const auto p = model::prepare_ast_batch(trees, idx, norm);
@@ -696,6 +714,49 @@ TEST(AstModels, WorkPoolReadsEachTreeApart) {
         pool->forward(p.input, torch::zeros({2, 0}));
       },
       InputError);
+}
+
+// Dropout acts in training only: in evaluation an ast-gcn with dropout scores as the same
+// weights without it; in training two passes differ. The option survives the checkpoint's JSON,
+// and training refuses it for models without it and outside [0, 1).
+TEST(AstModels, DropoutActsInTrainingOnly) {
+  TempDir dir;
+  const SixTrees six(dir);
+  const AstSet& trees = six.trees;
+  const model::Normalizer& norm = six.norm;
+  const model::ModelDims& dims = six.dims;
+  const auto p = model::prepare_ast_batch(trees, {0, 1, 2, 3, 4, 5}, norm);
+  const auto scores = [&](model::Network& m) {
+    torch::NoGradGuard ng;
+    return m.forward(p.input, torch::zeros({p.num_configs(), 0})).clone();
+  };
+  model::ModelOptions o = model::ModelOptions::from_json(R"({"name": "ast-gcn"})").resolved();
+  o.work_pool = true;
+  torch::manual_seed(0);
+  auto plain = model::make_model(o, dims, norm);
+  o.dropout = 0.5;
+  torch::manual_seed(0);
+  auto dropped = model::make_model(o, dims, norm);
+  plain->eval();
+  dropped->eval();
+  EXPECT_TRUE(torch::allclose(scores(*plain), scores(*dropped)));
+  dropped->train();
+  torch::manual_seed(1);
+  const auto first = scores(*dropped);
+  const auto second = scores(*dropped);
+  EXPECT_FALSE(torch::allclose(first, second));
+  EXPECT_FALSE(torch::allclose(first, scores(*plain)));
+  EXPECT_DOUBLE_EQ(model::ModelOptions::from_json(o.to_json()).dropout, 0.5);
+
+  write_small_ast_dataset(dir);
+  train::TrainOptions t = quick_options(dir / "ast", "ast-gcn", dir / "d.pt", 1);
+  t.dropout = 1;
+  EXPECT_THROW(train::train_model(t), UsageError);
+  t.dropout = 0.1;
+  t.model = "xgb";
+  EXPECT_THROW(train::train_model(t), UsageError);
+  t.model = "sage";
+  EXPECT_THROW(train::train_model(t), UsageError);
 }
 
 // A data root with both views of the same configurations: ROOT/layout/SPLIT/gI.npz (synthetic
