@@ -190,6 +190,14 @@ expect_in "no work pool kept" "$W/ast-nwp.pt" '"work_pool":false'
 check "work pool reads trees" 2 "$TCOST" train --data "$W/hal/layout" --model tgraph --epochs 1 \
   --work-pool --out "$W/wp.pt" --threads 1
 expect_in "work pool says" "$W/err" "--work-pool reads syntax trees"
+check "train ast-gcn dropout" 0 "$TCOST" train --data "$W/hal/ast" --model ast-gcn --epochs 1 \
+  --dropout 0.2 --out "$W/ast-do.pt" --threads 1
+expect_in "dropout kept" "$W/ast-do.pt" '"dropout":0.2'
+check "dropout for tgraph" 2 "$TCOST" train --data "$W/hal/layout" --model tgraph --epochs 1 \
+  --dropout 0.1 --out "$W/do.pt" --threads 1
+expect_in "dropout says" "$W/err" "--dropout is an ast-gcn and tgraph-ast option"
+check "dropout of one" 2 "$TCOST" train --data "$W/hal/ast" --model ast-gcn --epochs 1 \
+  --dropout 1 --out "$W/do.pt" --threads 1
 check "tune trees alone" 1 "$TCOST" tune --program matmul_192 --model "$W/ast.pt" --budget 2 \
   --log "$W/tune5.jsonl"
 expect_in "tune trees alone says" "$W/err" "--prerank"
