@@ -283,6 +283,12 @@ class Models(unittest.TestCase):
             m.refit(trees)
         with self.assertRaisesRegex(tcost.Error, "holds syntax trees"):
             m.predict(trees, ast=trees)
+        # Trees beside a graph must be its configurations: another program's are refused.
+        other = sorted(f for f in os.listdir(TEST_DIR) if f != os.path.basename(GRAPH))[0]
+        wrong = tcost.load(os.path.join(TEST_DIR, other).replace(os.sep + "layout" + os.sep,
+                                                                 os.sep + "ast" + os.sep))
+        with self.assertRaisesRegex(tcost.Error, "not the same configurations"):
+            m.predict(g, ast=wrong)
 
     def test_score_matches_the_cli(self):
         with tempfile.TemporaryDirectory() as d:
