@@ -175,12 +175,17 @@ AstSet load_trees_of(const Graph& g, const std::string& graph_file, const std::s
   if (!std::filesystem::is_regular_file(trees_file))
     throw InputError(fmt::format("{}: no syntax trees for it at {}", graph_file, trees_file));
   AstSet s = load_ast(trees_file);
+  check_trees_of(g, s, graph_file, trees_file);
+  return s;
+}
+
+void check_trees_of(const Graph& g, const AstSet& s, const std::string& graph_name,
+                    const std::string& trees_name) {
   if (s.runtime_ns != g.runtime_ns) {
     throw InputError(
         fmt::format("{} and {}: not the same configurations ({} and {}, or their runtimes differ)",
-                    graph_file, trees_file, g.num_configs, s.num_configs));
+                    graph_name, trees_name, g.num_configs, s.num_configs));
   }
-  return s;
 }
 
 }  // namespace tcost

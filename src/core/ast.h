@@ -95,5 +95,9 @@ AstSet first_ast_configs(const AstSet& s, int64_t max_configs);
 // are for the messages). InputError when there is no such file, or when its configurations are
 // not g's (their runtimes differ).
 AstSet load_trees_of(const Graph& g, const std::string& graph_file, const std::string& trees_file);
+// InputError unless trees s hold graph g's configurations in its order (the same runtimes);
+// the names are for the message. load_trees_of checks files with it.
+void check_trees_of(const Graph& g, const AstSet& s, const std::string& graph_name,
+                    const std::string& trees_name);
 
 }  // namespace tcost

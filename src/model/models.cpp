@@ -210,6 +210,11 @@ double encoder_flops(const GraphInput& g, int64_t hidden, int64_t in_width) {
   return static_cast<double>(g.num_nodes) * static_cast<double>(hidden * in_width);
 }
 
+// Dropout with probability p in training: the identity in evaluation and at p = 0.
+torch::Tensor dropout_in_training(const torch::Tensor& x, double p, bool training) {
+  return p > 0 ? torch::dropout(x, p, training) : x;
+}
+
 // Residual GCN layers x + relu(A_hat W x), then an MLP head over [mean, sum / sqrt(count)]
 // pooled features (the sum scaled so that magnitudes stay comparable across sizes). Shared by
 // the TpuGraphs baseline and the syntax-tree GCN.
@@ -249,7 +254,7 @@ struct ResidualGcnImpl : torch::nn::Module {
     return head2_(drop(head_hidden(mean, scaled_sum, extra))).squeeze(1);
   }
   torch::Tensor drop(const torch::Tensor& x) {
-    return dropout_ > 0 ? torch::dropout(x, dropout_, is_training()) : x;
+    return dropout_in_training(x, dropout_, is_training());
   }
   std::vector<torch::nn::Linear> layers_;
   torch::nn::Linear head1_{nullptr}, head2_{nullptr};
@@ -592,9 +597,8 @@ class TGraphAst : public Network {
     return trees_->embed(*g.trees, configs.size(0));
   }
   torch::Tensor head(const torch::Tensor& graph, const torch::Tensor& trees) {
-    auto hidden = torch::gelu(head1_(torch::cat({graph, trees}, 1)));
-    if (dropout_ > 0) hidden = torch::dropout(hidden, dropout_, is_training());
-    return head2_(hidden).squeeze(1);
+    const auto hidden = torch::gelu(head1_(torch::cat({graph, trees}, 1)));
+    return head2_(dropout_in_training(hidden, dropout_, is_training())).squeeze(1);
   }
 
   std::shared_ptr<TGraph> graph_;

@@ -10,7 +10,6 @@
 #include <utility>
 #include <vector>
 
-#include <fmt/format.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -158,12 +157,8 @@ class Views {
       graph_ = read_graph(npz);
       if (!ast.is_none()) ast_ = read_ast(NpzFile("<ast dict>", arrays_of(ast.cast<py::dict>())));
     }
-    // As load_trees_of: the trees beside a graph hold its configurations, in its order.
-    if (graph_ && ast_ && graph_->runtime_ns != ast_->runtime_ns) {
-      throw InputError(fmt::format(
-          "graph and ast=: not the same configurations ({} and {}, or their runtimes differ)",
-          graph_->num_configs, ast_->num_configs));
-    }
+    // The trees beside a graph hold its configurations, in its order (as files are checked).
+    if (graph_ && ast_) check_trees_of(*graph_, *ast_, "graph", "ast=");
   }
   train::Views views() const { return {graph_ ? &*graph_ : nullptr, ast_ ? &*ast_ : nullptr}; }
 

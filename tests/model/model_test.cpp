@@ -687,19 +687,16 @@ struct SixTrees {
 TEST(AstModels, WorkPoolReadsEachTreeApart) {
   TempDir dir;
   const SixTrees six(dir);
-  const AstSet& trees = six.trees;
-  const model::Normalizer& norm = six.norm;
-  const model::ModelDims& dims = six.dims;
   const auto scores = [&](model::Network& m, const std::vector<int64_t>& idx) {
     torch::NoGradGuard ng;
-    const auto p = model::prepare_ast_batch(trees, idx, norm);
+    const auto p = model::prepare_ast_batch(six.trees, idx, six.norm);
     const auto out = m.forward(p.input, torch::zeros({p.num_configs(), 0}));
     return std::vector<float>(out.data_ptr<float>(), out.data_ptr<float>() + out.numel());
   };
   model::ModelOptions o = model::ModelOptions::from_json(R"({"name": "ast-gcn"})").resolved();
   o.work_pool = true;
   torch::manual_seed(0);
-  auto pool = model::make_model(o, dims, norm);
+  auto pool = model::make_model(o, six.dims, six.norm);
   EXPECT_TRUE(pool->named_parameters().contains("work_score.weight"));
   const auto together = scores(*pool, {0, 1, 2, 3, 4, 5});
   for (int64_t i = 0; i < 6; ++i)
@@ -709,7 +706,7 @@ TEST(AstModels, WorkPoolReadsEachTreeApart) {
   // Tree ids out of order: refused.
   EXPECT_THROW(
       {
-        auto p = model::prepare_ast_batch(trees, {0, 1}, norm);
+        auto p = model::prepare_ast_batch(six.trees, {0, 1}, six.norm);
         p.input.tree_id = p.input.tree_id.flip(0);
         pool->forward(p.input, torch::zeros({2, 0}));
       },
@@ -722,10 +719,7 @@ TEST(AstModels, WorkPoolReadsEachTreeApart) {
 TEST(AstModels, DropoutActsInTrainingOnly) {
   TempDir dir;
   const SixTrees six(dir);
-  const AstSet& trees = six.trees;
-  const model::Normalizer& norm = six.norm;
-  const model::ModelDims& dims = six.dims;
-  const auto p = model::prepare_ast_batch(trees, {0, 1, 2, 3, 4, 5}, norm);
+  const auto p = model::prepare_ast_batch(six.trees, {0, 1, 2, 3, 4, 5}, six.norm);
   const auto scores = [&](model::Network& m) {
     torch::NoGradGuard ng;
     return m.forward(p.input, torch::zeros({p.num_configs(), 0})).clone();
@@ -733,10 +727,10 @@ TEST(AstModels, DropoutActsInTrainingOnly) {
   model::ModelOptions o = model::ModelOptions::from_json(R"({"name": "ast-gcn"})").resolved();
   o.work_pool = true;
   torch::manual_seed(0);
-  auto plain = model::make_model(o, dims, norm);
+  auto plain = model::make_model(o, six.dims, six.norm);
   o.dropout = 0.5;
   torch::manual_seed(0);
-  auto dropped = model::make_model(o, dims, norm);
+  auto dropped = model::make_model(o, six.dims, six.norm);
   plain->eval();
   dropped->eval();
   EXPECT_TRUE(torch::allclose(scores(*plain), scores(*dropped)));
