@@ -10,8 +10,9 @@ test Kendall tau over all programs of all folds and the geomean slowdown@1 and @
 metrics, the Python module).
 
 usage: PYTHONPATH=build/python:scripts /usr/bin/python3 scripts/kfold-pooled.py \
-           [--out out/kfold-ast12] [--folds 5] [--seeds 0,1,2] [--lambdas 0,0.5,1] \
-           POOL...   (POOL: MODEL[+MODEL...], settings of scripts/kfold.sh)
+           [--out out/kfold-ast12] [--folds 5] [--seeds 0,1,2] [--lambdas 0,0.5,1] [--combine z|rank] \
+           POOL...   (POOL: MODEL[*WEIGHT][+MODEL[*WEIGHT]...], settings of scripts/kfold.sh;
+                      a weight scales that model's standardised costs, as in tcost ensemble)
 """
 import argparse
 import glob
@@ -27,6 +28,12 @@ def standardised(cost):
     return (c - c.mean()) / (c.std() + 1e-12)
 
 
+def member(spec):
+    """MODEL or MODEL*WEIGHT -> (MODEL, weight)."""
+    name, _, weight = spec.partition("*")
+    return name, float(weight) if weight else 1.0
+
+
 def fold_programs(out, fold):
     """The fold's test programs: (name, layout graph, syntax trees)."""
     files = sorted(glob.glob(f"{out}/fold{fold}/layout/test/*.npz"))
@@ -40,11 +47,13 @@ def main():
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--seeds", default="0,1,2")
     ap.add_argument("--lambdas", default="0,0.5,1")
+    ap.add_argument("--combine", choices=["z", "rank"], default="z",
+                    help="members' costs standardised (z, as tcost ensemble) or their ranks")
     ap.add_argument("pools", nargs="+")
     a = ap.parse_args()
     seeds = [int(s) for s in a.seeds.split(",")]
     lambdas = [float(x) for x in a.lambdas.split(",")]
-    models = sorted({m for pool in a.pools for m in pool.split("+")})
+    models = sorted({member(m)[0] for pool in a.pools for m in pool.split("+")})
     # costs[(fold, program)][model] = one standardised cost vector per seed
     costs, truth = {}, {}
     for f in range(a.folds):
@@ -57,8 +66,10 @@ def main():
                 model = tcost.Model(path, threads=2)
                 for name, g, t in programs:
                     truth[(f, name)] = g["config_runtime"]
-                    costs.setdefault((f, name), {}).setdefault(m, []).append(
-                        standardised(model.predict(g, ast=t)))
+                    cost = np.asarray(model.predict(g, ast=t), dtype=float)
+                    if a.combine == "rank":
+                        cost = np.argsort(np.argsort(cost, kind="stable")).astype(float)
+                    costs.setdefault((f, name), {}).setdefault(m, []).append(standardised(cost))
     print(f"| pool ({len(seeds)} seeds of each model) | lambda | mean test tau | "
           "geomean slowdown@1 | slowdown@5 |")
     print("|---|---|---|---|---|")
@@ -66,8 +77,11 @@ def main():
         for lam in lambdas:
             taus, s1, s5 = [], [], []
             for key, per_model in costs.items():
-                z = np.array([c for m in pool.split("+") for c in per_model[m]])
-                cost = z.mean(0) + lam * z.std(0)
+                pairs = [member(m) for m in pool.split("+")]
+                z = np.array([c for m, _ in pairs for c in per_model[m]])
+                w = np.array([wm for m, wm in pairs for _ in per_model[m]])
+                mean = (w[:, None] * z).sum(0) / w.sum()
+                cost = mean + lam * np.sqrt((w[:, None] * (z - mean) ** 2).sum(0) / w.sum())
                 t = truth[key]
                 taus.append(tcost.kendall_tau(cost, t))
                 s1.append(math.log(1 + tcost.slowdown(cost, t, 1)))

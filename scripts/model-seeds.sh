@@ -6,6 +6,7 @@
 # per test family and overall, next to the data's noise ceilings from its manifest. Then the
 # ensembles (`tcost ensemble`, standardised costs averaged) of each seed's models, scored from
 # both views. An ensemble is MEMBER+MEMBER..., each member optionally MODEL*WEIGHT (default 1).
+# The rows "..., seeds pooled" are one ensemble of every seed's members (no sd: one ensemble).
 # The rows MODEL-final are the final fits of the syntax-tree models (--include-valid: trained on
 # the training and validation programs together, all epochs, the last kept).
 # REUSE=1 keeps checkpoints already in out/model-seeds (trains only what is missing; training:
@@ -27,47 +28,58 @@ done
 ENSEMBLES=(tgraph+xgb tgraph+ast-gcn "tgraph+ast-gcn*3" tgraph+ast-gcn+xgb ast-gcn+xgb "ast-gcn*3+xgb"
   tgraph-ast+xgb tgraph-ast+ast-gcn tgraph-ast-final+ast-gcn-final ast-gcn+xgb-ast
   tgraph-ast-final+ast-gcn-final+xgb-ast "tgraph-ast-final+ast-gcn-final+xgb-ast*0.5")
-for e in "${ENSEMBLES[@]}"; do
-  for s in "${SEEDS[@]}"; do
-    args=()
-    IFS=+ read -r -a parts <<<"$e"
-    for m in "${parts[@]}"; do
-      w=1
-      [[ "$m" == *"*"* ]] && w=${m#*\*}
-      args+=(--member "${m%\**}-$s.pt" --weight "$w")
-    done
-    build/tcost ensemble --out "$OUT/$e-$s.ens" "${args[@]}" >/dev/null
+POOLED=(tgraph-ast-final+ast-gcn-final "tgraph-ast-final+ast-gcn-final+xgb-ast*0.5")
+# ensemble OUT ENSEMBLE SEED...: the members of ENSEMBLE (MODEL[*WEIGHT]+...) for every SEED.
+ensemble() {
+  local out=$1 e=$2 m s w
+  shift 2
+  local args=() parts
+  IFS=+ read -r -a parts <<<"$e"
+  for m in "${parts[@]}"; do
+    w=1
+    [[ "$m" == *"*"* ]] && w=${m#*\*}
+    for s in "$@"; do args+=(--member "${m%\**}-$s.pt" --weight "$w"); done
   done
+  build/tcost ensemble --out "$out" "${args[@]}" >/dev/null
+}
+for e in "${ENSEMBLES[@]}"; do
+  for s in "${SEEDS[@]}"; do ensemble "$OUT/$e-$s.ens" "$e" "$s"; done
 done
+for e in "${POOLED[@]}"; do ensemble "$OUT/pooled-$e.ens" "$e" "${SEEDS[@]}"; done
 PYTHONPATH=build/python:scripts /usr/bin/python3 - "$OUT" "${MODELS[@]}" -- "${ENSEMBLES[@]}" \
-  -- "${SEEDS[@]}" <<'PYEOF'
+  -- "${POOLED[@]}" -- "${SEEDS[@]}" <<'PYEOF'
 import json, sys
 import numpy as np
 from test_scores import family, geomean, score, test_views
 out = sys.argv[1]
 cut = sys.argv.index("--")
 cut2 = sys.argv.index("--", cut + 1)
-models, ensembles, seeds = sys.argv[2:cut], sys.argv[cut + 1:cut2], sys.argv[cut2 + 1:]
+cut3 = sys.argv.index("--", cut2 + 1)
+models, ensembles = sys.argv[2:cut], sys.argv[cut + 1:cut2]
+pooled, seeds = sys.argv[cut2 + 1:cut3], sys.argv[cut3 + 1:]
 noise = json.load(open("data/halide/manifest.json"))["noise"]
 views = test_views()
-rows = {}
+def per_family(path):
+    """{family: ([tau], [s1], [s5])} of the checkpoint or ensemble file at path."""
+    fam = {}
+    for name, tau, s1, s5 in score(path, views):
+        t = fam.setdefault(family(name), ([], [], []))
+        t[0].append(tau)
+        t[1].append(s1)
+        t[2].append(s5)
+    return fam
+rows = {}  # per row, one per_family result per seed (one for a pooled ensemble)
 for m in models + ensembles:
-    per_seed = []  # per seed: {family: ([tau], [s1], [s5])}
-    for s in seeds:
-        fam = {}
-        for name, tau, s1, s5 in score(f"{out}/{m}-{s}." + ("ens" if "+" in m else "pt"), views):
-            t = fam.setdefault(family(name), ([], [], []))
-            t[0].append(tau)
-            t[1].append(s1)
-            t[2].append(s5)
-        per_seed.append(fam)
-    rows[m] = per_seed
+    rows[m] = [per_family(f"{out}/{m}-{s}." + ("ens" if "+" in m else "pt")) for s in seeds]
+for e in pooled:
+    rows[f"{e}, seeds pooled"] = [per_family(f"{out}/pooled-{e}.ens")]
 fams = sorted(rows["tgraph"][0])
 def cell(per_seed, fs):
     taus = [np.mean([t for f in fs for t in ps[f][0]]) for ps in per_seed]
     s1 = geomean([x for ps in per_seed for f in fs for x in ps[f][1]])
     s5 = geomean([x for ps in per_seed for f in fs for x in ps[f][2]])
-    return f"{np.mean(taus):.3f} ± {np.std(taus):.3f} / {s1:.2f}x / {s5:.2f}x"
+    sd = f" ± {np.std(taus):.3f}" if len(taus) > 1 else ""  # a pooled ensemble is one
+    return f"{np.mean(taus):.3f}{sd} / {s1:.2f}x / {s5:.2f}x"
 print(f"Seeds {', '.join(seeds)}; cells: mean test tau ± sd over seeds / geomean slowdown@1 / @5.")
 print(f"Noise ceilings of the data: same-run tau {noise['same_run_tau']:.3f}, cross-session tau {noise.get('cross_session_tau', float('nan')):.3f}.")
 print()

@@ -285,11 +285,7 @@ Checkpoint start_or_resume(const TrainOptions& o, const std::vector<std::string>
   mo.prune_hops = o.prune_hops;
   mo.cross_attention = o.cross_attention;
   mo.config_pool = o.config_pool;
-  if (o.config_pool && o.model != "tgraph")
-    throw UsageError(fmt::format("--config-pool is a tgraph option, not {}'s", o.model));
   mo.tree_attention = o.tree_attention && o.model == "ast-gcn";
-  if (o.work_pool == 1 && o.model != "ast-gcn" && o.model != "tgraph-ast")
-    throw UsageError(fmt::format("--work-pool reads syntax trees: not a {} option", o.model));
   mo.work_pool = resolve_work_pool(o.work_pool, o.model);
   mo.dropout = o.dropout;
   mo = mo.resolved();
@@ -433,6 +429,21 @@ std::string shared_file(const std::string& path, ProcessGroup* pg) {
   return copy;
 }
 
+// The options that only some models have, refused for the others (xgb included: it never
+// reaches start_or_resume, where the network options are built).
+void check_model_options(const TrainOptions& o) {
+  const bool reads_trees = o.model == "ast-gcn" || o.model == "tgraph-ast";
+  if (!(o.dropout >= 0 && o.dropout < 1))
+    throw UsageError(fmt::format("--dropout {} is not a probability in [0, 1)", o.dropout));
+  if (o.dropout > 0 && !reads_trees)
+    throw UsageError(
+        fmt::format("--dropout is an ast-gcn and tgraph-ast option, not {}'s", o.model));
+  if (o.work_pool == 1 && !reads_trees)
+    throw UsageError(fmt::format("--work-pool reads syntax trees: not a {} option", o.model));
+  if (o.config_pool && o.model != "tgraph")
+    throw UsageError(fmt::format("--config-pool is a tgraph option, not {}'s", o.model));
+}
+
 }  // namespace
 
 void train_model(const TrainOptions& options) {
@@ -440,11 +451,7 @@ void train_model(const TrainOptions& options) {
   o.epochs = resolve_epochs(o.epochs, o.model);
   o.lr = resolve_lr(o.lr, o.model);
   const DistEnv env = dist_env_from_environment();
-  if (!(o.dropout >= 0 && o.dropout < 1))
-    throw UsageError(fmt::format("--dropout {} is not a probability in [0, 1)", o.dropout));
-  if (o.dropout > 0 && o.model != "ast-gcn" && o.model != "tgraph-ast")
-    throw UsageError(
-        fmt::format("--dropout is an ast-gcn and tgraph-ast option, not {}'s", o.model));
+  check_model_options(o);
   if (o.model == "xgb") {
     if (o.include_valid)
       throw UsageError(

@@ -190,6 +190,13 @@ expect_in "no work pool kept" "$W/ast-nwp.pt" '"work_pool":false'
 check "work pool reads trees" 2 "$TCOST" train --data "$W/hal/layout" --model tgraph --epochs 1 \
   --work-pool --out "$W/wp.pt" --threads 1
 expect_in "work pool says" "$W/err" "--work-pool reads syntax trees"
+# xgb trains apart from the networks; the options it lacks are refused all the same.
+check "work pool for xgb" 2 "$TCOST" train --data "$W/hal/ast" --model xgb --work-pool \
+  --out "$W/wpx.json" --threads 1
+expect_in "work pool for xgb says" "$W/err" "--work-pool reads syntax trees: not a xgb option"
+check "config pool for xgb" 2 "$TCOST" train --data "$W/hal/layout" --model xgb --config-pool \
+  --out "$W/cpx.json" --threads 1
+expect_in "config pool for xgb says" "$W/err" "--config-pool is a tgraph option, not xgb's"
 check "train ast-gcn dropout" 0 "$TCOST" train --data "$W/hal/ast" --model ast-gcn --epochs 1 \
   --dropout 0.2 --out "$W/ast-do.pt" --threads 1
 expect_in "dropout kept" "$W/ast-do.pt" '"dropout":0.2'
