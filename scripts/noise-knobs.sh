@@ -9,7 +9,8 @@
 # measurements of a schedule agree (tau per program, p90/p10 of their ratio), the same for bests
 # of two, and the spread of single measurements, mean +- sd over the rounds.
 # usage: scripts/noise-knobs.sh [ROUNDS] [KNOB...]   (after scripts/build.sh; about 9 minutes a
-#        round of the six knobs). PASSES=6 (default 4) adds bests of 3; OUT (default out/knobs).
+#        round of the six knobs). PASSES=2K (default 4) compares bests of up to K; OUT (default
+#        out/knobs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${1:-3}
