@@ -8,7 +8,9 @@ measurements just before and after it in time (drift of the machine) rather than
 process: memory layout, placement). Kendall's tau-b is tcost's own (the Python module).
 usage: PYTHONPATH=build/python /usr/bin/python3 scripts/pass-noise.py DATA_DIR [DATA_DIR...]
        ... scripts/pass-noise.py --compare NAME=DIR[,DIR...] NAME=DIR[,DIR...] ...
-The second form prints one row per protocol NAME: each figure's mean +- sd over its DIRs (runs of
+       ... scripts/pass-noise.py --statistics DATA_DIR [DATA_DIR...]
+The --statistics form compares the statistic taken per measuring process and over passes. The
+second form prints one row per protocol NAME: each figure's mean +- sd over its DIRs (runs of
 the same protocol at different times; scripts/noise-knobs.sh alternates them)."""
 import collections
 import itertools
@@ -20,27 +22,30 @@ from measurement_log import load_records, pass_records, quantile
 from tcost import kendall_tau
 
 
-def load(data):
+def load(data, field="best_ns"):
+    """instance -> key -> [(finished, FIELD)] per pass (FIELD: a measuring process's best_ns,
+    third_ns or median_ns), every schedule cut to the fewest passes K; and K."""
     recs = load_records(data)
-    schedules = collections.defaultdict(dict)  # instance -> key -> [(finished, best_ns)]
+    schedules = collections.defaultdict(dict)
     for key, r in recs.items():
         if key.startswith("repeat|") or key.startswith("session|"):
             continue
         ps = pass_records(recs, key)
-        if all(p.get("ok") and p.get("best_ns", 0) > 0 for p in ps):
-            schedules[r["instance"]][key] = [(p["finished"], p["best_ns"]) for p in ps]
+        if all(p.get("ok") and p.get(field, 0) > 0 for p in ps):
+            schedules[r["instance"]][key] = [(p["finished"], p[field]) for p in ps]
     k = min(len(v) for s in schedules.values() for v in s.values())
     return {i: {key: v[:k] for key, v in s.items()} for i, s in schedules.items()}, k
 
 
-def best_of(progs, k, m):
+def best_of(progs, k, m, over=min):
     """Bests of m against bests of m over disjoint passes (the first 2m, and the last 2m): the
-    mean tau over programs and the ratios of all pairs."""
+    mean tau over programs and the ratios of all pairs. OVER combines a schedule's m passes
+    (min: the best; statistics.median)."""
     taus, ratios = [], []
     for a, b in [(range(0, m), range(m, 2 * m)), (range(k - 2 * m, k - m), range(k - m, k))]:
         for s in progs.values():
-            x = [min(v[i][1] for i in a) for v in s.values()]
-            y = [min(v[i][1] for i in b) for v in s.values()]
+            x = [over([v[i][1] for i in a]) for v in s.values()]
+            y = [over([v[i][1] for i in b]) for v in s.values()]
             taus.append(kendall_tau(x, y))
             ratios += [q / p for p, q in zip(x, y)]
     return statistics.mean(taus), ratios
@@ -128,8 +133,30 @@ def report(data):
               f"{statistics.mean(taus):.3f} |")
 
 
+def statistic_table(data):
+    """The statistic taken, per measuring process (its best run, third-best, median run) and
+    over a schedule's passes (the minimum, the median): tau / p90/p10 of m against m."""
+    rows = []
+    for field in ["best_ns", "third_ns", "median_ns"]:
+        progs, k = load(data, field)
+        for name, over in [("minimum", min), ("median", statistics.median)]:
+            cells = []
+            for m in range(1, k // 2 + 1):
+                tau, ratios = best_of(progs, k, m, over)
+                cells.append(f"{tau:.3f} / {quantile(ratios, .9) / quantile(ratios, .1):.2f}")
+            rows.append(f"| {field[:-3]} run | {name} | " + " | ".join(cells) + " |")
+    print(f"## {data}: tau / p90/p10, m passes against m passes, m = 1 .. {k // 2}")
+    print("| per process | over passes | " + " | ".join(f"m = {m}" for m in range(1, k // 2 + 1))
+          + " |")
+    print("|---|---|" + "---|" * (k // 2))
+    print("\n".join(rows))
+
+
 if len(sys.argv) > 1 and sys.argv[1] == "--compare":
     compare(sys.argv[2:])
+elif len(sys.argv) > 1 and sys.argv[1] == "--statistics":
+    for data in sys.argv[2:]:
+        statistic_table(data)
 else:
     for data in sys.argv[1:]:
         report(data)
