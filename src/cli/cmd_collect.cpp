@@ -86,6 +86,9 @@ void register_collect(CLI::App& app) {
   cmd->add_flag("--recorded", o->recorded,
                 "Sample nothing new: measure the schedules on record again until each has "
                 "--passes measurements under this run's Halide target");
+  cmd->add_flag("--check", o->check,
+                "Compare every measured schedule's outputs with the default schedule's; a "
+                "difference is a recorded failure");
   auto shard = std::make_shared<std::string>();
   cmd->add_option("--shard", *shard,
                   "I/N: measure only share I (from 0) of N, balanced by expected cost; join the "

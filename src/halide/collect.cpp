@@ -329,7 +329,20 @@ CollectSummary collect(const CollectOptions& o) {
                       std::chrono::duration<double>(o.time_budget_min * 60));
   }
   bool out_of_time = false;
-  const auto run = [&](const char* label, const std::vector<MeasureJob>& jobs) {
+  std::map<std::string, Outputs> references;  // --check: each program's default outputs
+  const auto run = [&](const char* label, std::vector<MeasureJob> jobs) {
+    if (o.check) {
+      for (auto& j : jobs) {
+        auto it = references.find(j.program->name());
+        if (it == references.end()) {
+          it = references
+                   .emplace(j.program->name(),
+                            default_outputs(*j.program, o.threads, std::max(60.0, 6 * o.timeout_s)))
+                   .first;
+        }
+        j.reference = &it->second;
+      }
+    }
     const BatchSummary b = measure_batch(log, jobs, bo, label);
     summary.measured += b.measured;
     summary.failed += b.failed;

@@ -64,6 +64,10 @@ struct CollectOptions {
   // measurements under this run's Halide target (collect's repeat rounds). This is how a
   // collection taken with fewer passes, or under another target, is brought to the protocol.
   bool recorded = false;
+  // --check: every measurement's outputs (after its timed runs) are compared with the default
+  // schedule's, computed once per program in a child; a difference is a recorded failure
+  // ("wrong output: ..."), and checked records say so ("checked": true), as the tuner's do.
+  bool check = false;
 };
 
 // The programs (indices into `costs`) of shard `index` of `count`: programs in decreasing

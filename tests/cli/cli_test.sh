@@ -113,6 +113,14 @@ check "collect info" 0 "$TCOST" info --json "$W/hal"
 [ "$(grep -c '"configs":21' "$W/out")" -eq 3 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: 3 files of 21 configs"; cat "$W/out"; }
 check "collect resume" 0 "$TCOST" collect --out "$W/hal" --pipelines matmul_192 --configs-per-graph 20
 expect_in "collect resume summary" "$W/out" "measured 0, failed 0, already on record 21"
+# --check compares each measured schedule's outputs with the default schedule's, and every
+# record says so; a collection without it has no checked records.
+check "collect checked" 0 "$TCOST" collect --out "$W/chk" --pipelines matmul_192 \
+  --configs-per-graph 4 --no-ast --check
+expect_in "collect checked summary" "$W/out" "measured 5, failed 0"
+[ "$(grep -c '"checked":true' "$W/chk/measurements.jsonl")" -eq 5 ] &&
+  [ "$(grep -c '"checked"' "$W/hal/measurements.jsonl")" -eq 0 ] && pass=$((pass + 1)) ||
+  { fail=$((fail + 1)); echo "FAIL: checked records"; }
 
 # Models: train (every model name the CLI lists is accepted; a wrong one is a usage error),
 # eval with JSON, rank into the competition CSV, and score that file.
