@@ -74,10 +74,10 @@ def main():
           "geomean slowdown@1 | slowdown@5 |")
     print("|---|---|---|---|---|")
     for pool in a.pools:
+        pairs = [member(m) for m in pool.split("+")]
         for lam in lambdas:
             taus, s1, s5 = [], [], []
             for key, per_model in costs.items():
-                pairs = [member(m) for m in pool.split("+")]
                 z = np.array([c for m, _ in pairs for c in per_model[m]])
                 w = np.array([wm for m, wm in pairs for _ in per_model[m]])
                 mean = (w[:, None] * z).sum(0) / w.sum()

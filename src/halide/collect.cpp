@@ -335,9 +335,9 @@ CollectSummary collect(const CollectOptions& o) {
       for (auto& j : jobs) {
         auto it = references.find(j.program->name());
         if (it == references.end()) {
+          const double timeout_s = reference_timeout_s(o.timeout_s);
           it = references
-                   .emplace(j.program->name(),
-                            default_outputs(*j.program, o.threads, std::max(60.0, 6 * o.timeout_s)))
+                   .emplace(j.program->name(), default_outputs(*j.program, o.threads, timeout_s))
                    .first;
         }
         j.reference = &it->second;

@@ -4,6 +4,7 @@
 // so a batch resumes after an interruption. collect and tune measure through this.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -49,6 +50,11 @@ struct BatchSummary {
 // measuring children it forks later inherit no started thread pool. InputError (naming the
 // program and the cause) when the default schedule cannot run within `timeout_s`.
 Outputs default_outputs(const Program& p, int threads, double timeout_s);
+// The time default_outputs gets when measured schedules get `schedule_timeout_s` each: the
+// default schedule is usually the slowest, so six schedules' time, at least a minute.
+inline double reference_timeout_s(double schedule_timeout_s) {
+  return std::max(60.0, 6 * schedule_timeout_s);
+}
 
 // The record appended for one outcome (the format of docs/collect.md).
 nlohmann::json measurement_record(const MeasureJob& job, int threads, const MeasureResult& r);

@@ -383,7 +383,7 @@ class Search {
 }  // namespace
 
 halide::Outputs reference_outputs(const halide::Program& program, const TuneOptions& o) {
-  return halide::default_outputs(program, o.threads, std::max(60.0, 6 * o.timeout_s));
+  return halide::default_outputs(program, o.threads, halide::reference_timeout_s(o.timeout_s));
 }
 
 TuneResult tune(const halide::Program& program, train::CostModel* model, const TuneOptions& o,

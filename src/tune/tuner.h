@@ -61,7 +61,8 @@ struct TuneResult {
 
 // The default schedule's outputs, which every measured schedule's are checked against, computed
 // in a child process (halide::default_outputs). InputError naming the program when the default
-// schedule cannot run within max(60 s, 6 o.timeout_s).
+// schedule cannot run within halide::reference_timeout_s(o.timeout_s) (6 o.timeout_s, at least
+// 60 s).
 halide::Outputs reference_outputs(const halide::Program& program, const TuneOptions& o);
 
 // InputError when the default schedule itself cannot run, or when the models do not fit:
