@@ -89,6 +89,9 @@ void register_collect(CLI::App& app) {
   cmd->add_flag("--check", o->check,
                 "Compare every measured schedule's outputs with the default schedule's; a "
                 "difference is a recorded failure");
+  cmd->add_flag("--check-every-run", o->check_every_run,
+                "Diagnostic: --check after every timed run, the outputs overwritten before each "
+                "(a run that skips work is caught)");
   auto shard = std::make_shared<std::string>();
   cmd->add_option("--shard", *shard,
                   "I/N: measure only share I (from 0) of N, balanced by expected cost; join the "

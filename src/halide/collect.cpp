@@ -315,6 +315,7 @@ CollectSummary collect(const CollectOptions& o) {
   mo.exclusive_until_exit = o.strict_lock;
   mo.pin_threads = o.pin_threads;
   mo.steady_heap = o.steady_heap;
+  mo.check_every_run = o.check_every_run;
   mo.timeout_s = o.timeout_s;
   mo.max_run_seconds = o.max_run_seconds;
   mo.lock_path = (fs::path(o.out) / ".measure.lock").string();
@@ -331,7 +332,7 @@ CollectSummary collect(const CollectOptions& o) {
   bool out_of_time = false;
   std::map<std::string, Outputs> references;  // --check: each program's default outputs
   const auto run = [&](const char* label, std::vector<MeasureJob> jobs) {
-    if (o.check) {
+    if (o.check || o.check_every_run) {
       for (auto& j : jobs) {
         auto it = references.find(j.program->name());
         if (it == references.end()) {

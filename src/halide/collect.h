@@ -68,6 +68,9 @@ struct CollectOptions {
   // schedule's, computed once per program in a child; a difference is a recorded failure
   // ("wrong output: ..."), and checked records say so ("checked": true), as the tuner's do.
   bool check = false;
+  // --check-every-run (implies check): the outputs are checked after every timed run, poisoned
+  // before each (MeasureOptions::check_every_run); such records say "checked_every_run": true.
+  bool check_every_run = false;
 };
 
 // The programs (indices into `costs`) of shard `index` of `count`: programs in decreasing

@@ -185,6 +185,7 @@ void write_manifest(const CollectOptions& o, const MeasureOptions& mo, const Res
         {"lock_until_exit", mo.exclusive_until_exit},
         {"pin_threads", mo.pin_threads},
         {"steady_heap", mo.steady_heap},
+        {"check_every_run", mo.check_every_run},
         {"thread_pool", thread_pool_name(o.pool)},
         {"passes", o.passes},
         {"warmup_runs", mo.warmup_runs},

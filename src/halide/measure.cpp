@@ -118,10 +118,31 @@ Wire run_child(const std::function<Workload()>& prepare, const MeasureOptions& o
     usage(cpu0, switches0);
     const double steal0 = steal_seconds();
     const auto timed0 = Clock::now();
+    const bool every_run = o.check_every_run && workload.check && workload.poison;
+    double poison_s = 0;  // time spent poisoning and checking, not counted as run time
     while (static_cast<int>(times.size()) < o.max_runs) {
+      const int run = static_cast<int>(times.size());
+      if (every_run) {
+        const auto p = Clock::now();
+        workload.poison(run);
+        poison_s += std::chrono::duration<double>(Clock::now() - p).count();
+      }
       const auto s = Clock::now();
       work();
       const double ns = std::chrono::duration<double, std::nano>(Clock::now() - s).count();
+      if (every_run) {
+        const auto c = Clock::now();
+        const std::string wrong = workload.check();
+        poison_s += std::chrono::duration<double>(Clock::now() - c).count();
+        if (!wrong.empty()) {
+          const double best = times.empty() ? 0 : *std::min_element(times.begin(), times.end());
+          std::snprintf(w.error, sizeof(w.error),
+                        "wrong output in timed run %d (%.0f ns; the fastest right run before it "
+                        "%.0f ns): %s",
+                        run + 1, ns, best, wrong.c_str());
+          return w;
+        }
+      }
       times.push_back(ns);
       total_s += ns * 1e-9;
       if (static_cast<int>(times.size()) >= o.min_runs) {
@@ -130,10 +151,10 @@ Wire run_child(const std::function<Workload()>& prepare, const MeasureOptions& o
         if (sorted[2] <= sorted[0] * (1 + o.tolerance) || total_s > o.max_run_seconds) break;
       }
     }
-    w.timed_wall_s = std::chrono::duration<double>(Clock::now() - timed0).count();
+    w.timed_wall_s = std::chrono::duration<double>(Clock::now() - timed0).count() - poison_s;
     w.steal_s = steal_seconds() - steal0;
     usage(w.timed_cpu_s, w.involuntary_switches);
-    w.timed_cpu_s -= cpu0;
+    w.timed_cpu_s -= cpu0 + poison_s;  // poisoning and checking run on this thread alone
     w.involuntary_switches -= switches0;
     std::sort(times.begin(), times.end());
     // Checking the outputs and tearing the process down (freeing its buffers) disturb another
@@ -141,7 +162,7 @@ Wire run_child(const std::function<Workload()>& prepare, const MeasureOptions& o
     // ends (the kernel frees its memory before it closes its files, so the teardown happens
     // under the lock too).
     if (!o.exclusive_until_exit) hold(LOCK_UN);
-    if (workload.check) {
+    if (workload.check && !every_run) {
       const std::string wrong = workload.check();
       if (!wrong.empty()) {
         std::snprintf(w.error, sizeof(w.error), "wrong output: %s", wrong.c_str());

@@ -36,6 +36,13 @@ struct MeasureOptions {
   // frees in every run then come back from the heap already mapped instead of being mapped
   // and page-faulted again in each timed run.
   bool steady_heap = false;
+  // Check the outputs after every timed run, not once after all of them: before each timed run
+  // (outside its timing) the workload's outputs are overwritten with a pattern that changes
+  // from run to run, so a run that skips part of its work leaves a difference instead of the
+  // previous run's answer. The first wrong run is a recorded failure naming its index and
+  // time. A diagnostic (does a rare fast run compute the whole answer?); needs a workload with
+  // both `check` and `poison`.
+  bool check_every_run = false;
 };
 
 struct MeasureResult {
@@ -55,12 +62,16 @@ struct MeasureResult {
   long involuntary_switches = 0;
 };
 
-// What a measuring child times: `run`, then (once, after timing) `check`, which returns an
-// empty string when the outputs are right and a description of the difference otherwise.
+// What a measuring child times: `run`, then (once, after timing, or after every timed run
+// with MeasureOptions::check_every_run) `check`, which returns an empty string when the
+// outputs are right and a description of the difference otherwise.
 struct Workload {
   std::function<void()> run;
   std::function<std::string()> check;  // optional
-  double search_ms = 0;                // time prepare spent choosing a schedule (autoschedulers)
+  // optional: overwrite the outputs with a pattern made from `seed`
+  // (MeasureOptions::check_every_run)
+  std::function<void(int seed)> poison;
+  double search_ms = 0;  // time prepare spent choosing a schedule (autoschedulers)
 };
 
 // The kind of a failed measurement's error, for counting: "timeout", "crashed (signal 11)"

@@ -26,7 +26,8 @@ Outputs default_outputs(const Program& p, int threads, double timeout_s) {
   return outputs_from_bytes(bytes);
 }
 
-nlohmann::json measurement_record(const MeasureJob& j, int threads, const MeasureResult& r) {
+nlohmann::json measurement_record(const MeasureJob& j, int threads, bool every_run,
+                                  const MeasureResult& r) {
   nlohmann::json rec = {{"key", j.key},
                         {"pass", j.pass},
                         {"instance", j.program->name()},
@@ -44,6 +45,7 @@ nlohmann::json measurement_record(const MeasureJob& j, int threads, const Measur
                         {"cpu", cpu_model()}};
   // Outputs compared with the default schedule's (and found equal, when ok).
   if (j.reference != nullptr) rec["checked"] = true;
+  if (j.reference != nullptr && every_run) rec["checked_every_run"] = true;
   if (!j.session.empty()) rec["session"] = j.session;
   if (r.ok)
     rec["timed"] = {{"wall_s", r.timed_wall_s},
@@ -85,7 +87,7 @@ BatchSummary measure_batch(ResultLog& log, const std::vector<MeasureJob>& all_jo
           }),
           o.measure);
       std::lock_guard<std::mutex> g(mu);
-      nlohmann::json rec = measurement_record(j, o.threads, r);
+      nlohmann::json rec = measurement_record(j, o.threads, o.measure.check_every_run, r);
       // Wall time of the whole measurement (fork, compile, waiting for the timing lock, runs).
       rec["wall_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       rec["finished"] =

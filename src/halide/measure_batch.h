@@ -56,8 +56,10 @@ inline double reference_timeout_s(double schedule_timeout_s) {
   return std::max(60.0, 6 * schedule_timeout_s);
 }
 
-// The record appended for one outcome (the format of docs/collect.md).
-nlohmann::json measurement_record(const MeasureJob& job, int threads, const MeasureResult& r);
+// The record appended for one outcome (the format of docs/collect.md); `every_run`: its
+// outputs were checked after every timed run (MeasureOptions::check_every_run).
+nlohmann::json measurement_record(const MeasureJob& job, int threads, bool every_run,
+                                  const MeasureResult& r);
 
 BatchSummary measure_batch(ResultLog& log, const std::vector<MeasureJob>& jobs,
                            const BatchOptions& options, const char* label);

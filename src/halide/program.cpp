@@ -1127,6 +1127,11 @@ Workload checked(std::function<void()> run, std::shared_ptr<std::vector<Buffer<>
     w.check = [outs, program, reference] {
       return compare_outputs(program, *reference, read_outputs(*outs));
     };
+    w.poison = [outs](int seed) {
+      const auto byte = static_cast<unsigned char>(0x5A + 61 * seed);
+      for (auto& b : *outs)
+        std::memset(b.raw_buffer()->host, byte, b.raw_buffer()->size_in_bytes());
+    };
   }
   return w;
 }

@@ -121,6 +121,14 @@ expect_in "collect checked summary" "$W/out" "measured 5, failed 0"
 [ "$(grep -c '"checked":true' "$W/chk/measurements.jsonl")" -eq 5 ] &&
   [ "$(grep -c '"checked"' "$W/hal/measurements.jsonl")" -eq 0 ] && pass=$((pass + 1)) ||
   { fail=$((fail + 1)); echo "FAIL: checked records"; }
+# --check-every-run checks after every timed run (the runs of a right schedule all pass) and
+# its records say so.
+check "collect checked every run" 0 "$TCOST" collect --out "$W/chk1" --pipelines matmul_192 \
+  --configs-per-graph 2 --no-ast --check-every-run
+expect_in "collect checked every run summary" "$W/out" "measured 3, failed 0"
+[ "$(grep -c '"checked_every_run":true' "$W/chk1/measurements.jsonl")" -eq 3 ] &&
+  [ "$(grep -c '"checked_every_run"' "$W/chk/measurements.jsonl")" -eq 0 ] &&
+  pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: records checked every run"; }
 
 # Models: train (every model name the CLI lists is accepted; a wrong one is a usage error),
 # eval with JSON, rank into the competition CSV, and score that file.

@@ -178,6 +178,46 @@ TEST(Measure, RecordsTheTimedRunsAndAppliesTheChildKnobs) {
   EXPECT_TRUE(plain.ok) << plain.error;
 }
 
+// check_every_run poisons the outputs before each timed run and checks them after it: a run
+// that skips its work (here the third) is caught, with its index; checked once after all runs,
+// as without the option, the last run's right answer hides it. A workload without poison is
+// checked once, as before.
+TEST(Measure, CheckingEveryRunCatchesARunThatSkipsItsWork) {
+  const auto workload = [](bool with_poison) {
+    return std::function<Workload()>([with_poison] {
+      auto out = std::make_shared<std::vector<int>>(1000, 0);
+      auto runs = std::make_shared<int>(0);
+      Workload w;
+      w.run = [out, runs] {
+        if (++*runs == 1 + 3) return;  // the warm-up run, then the third timed run skips
+        for (size_t i = 0; i < out->size(); ++i) (*out)[i] = static_cast<int>(i);
+      };
+      w.check = [out]() -> std::string {
+        for (size_t i = 0; i < out->size(); ++i) {
+          if ((*out)[i] != static_cast<int>(i)) return "element " + std::to_string(i);
+        }
+        return "";
+      };
+      if (with_poison) w.poison = [out](int seed) { std::fill(out->begin(), out->end(), -seed); };
+      return w;
+    });
+  };
+  MeasureOptions o;
+  o.min_runs = 5;
+  o.tolerance = 0;
+  o.check_every_run = true;
+  const MeasureResult caught = measure_isolated(workload(true), o);
+  EXPECT_FALSE(caught.ok);
+  EXPECT_EQ(caught.error.rfind("wrong output in timed run 3 (", 0), 0u) << caught.error;
+  EXPECT_NE(caught.error.find("element 0"), std::string::npos) << caught.error;
+  const MeasureResult unpoisoned = measure_isolated(workload(false), o);
+  EXPECT_TRUE(unpoisoned.ok) << unpoisoned.error;
+  o.check_every_run = false;
+  const MeasureResult once = measure_isolated(workload(true), o);
+  EXPECT_TRUE(once.ok) << once.error;
+  EXPECT_GE(once.runs, 5);
+}
+
 TEST(Measure, AHangIsCutByTheTimeout) {
   MeasureOptions o;
   o.timeout_s = 1.0;
