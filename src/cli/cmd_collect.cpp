@@ -83,6 +83,11 @@ void register_collect(CLI::App& app) {
                   "minimum")
       ->capture_default_str()
       ->check(CLI::Range(1, 10));
+  cmd->add_option("--forks", o->forks,
+                  "Protocol: time each compile in F processes forked from the compiling one, "
+                  "each a measurement (passes x F per schedule)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 16));
   cmd->add_flag("--recorded", o->recorded,
                 "Sample nothing new: measure the schedules on record again until each has "
                 "--passes measurements under this run's Halide target");

@@ -268,6 +268,7 @@ CollectSummary collect(const CollectOptions& o) {
   if (o.out.empty()) throw UsageError("--out is required");
   if (o.configs_per_graph < 1) throw UsageError("--configs-per-graph must be at least 1");
   if (o.passes < 1) throw UsageError("--passes must be at least 1");
+  if (o.forks < 1) throw UsageError("--forks must be at least 1");
   if (o.shard_count < 1 || o.shard_index < 0 || o.shard_index >= o.shard_count)
     throw UsageError(
         fmt::format("--shard {}/{}: expected I/N with 0 <= I < N", o.shard_index, o.shard_count));
@@ -350,6 +351,12 @@ CollectSummary collect(const CollectOptions& o) {
     summary.skipped += b.skipped;
     out_of_time = out_of_time || b.out_of_time;
   };
+  // --forks K: a job's measurement k is timed with K - 1 more processes of its compile, the
+  // measurements k + 1 .. k + count - 1 of the schedule (repeat keys).
+  const auto with_forks = [](MeasureJob j, const std::string& base, int k, int count) {
+    for (int i = 1; i < count; ++i) j.fork_keys.push_back(repeat_key(base, k + i));
+    return j;
+  };
   std::vector<MeasureJob> first;
   if (o.recorded) {
     // The schedules on record instead of a sample: only repeats are measured.
@@ -359,21 +366,29 @@ CollectSummary collect(const CollectOptions& o) {
       if (it == on_record.end()) continue;
       for (size_t i : it->second) {
         const auto& rec = log.records()[i];
-        first.push_back({&p, schedule_from_json(rec.at("schedule")),
-                         rec.at("key").get<std::string>(), 1, nullptr, ""});
+        first.push_back({&p,
+                         schedule_from_json(rec.at("schedule")),
+                         rec.at("key").get<std::string>(),
+                         1,
+                         nullptr,
+                         "",
+                         {}});
       }
     }
   } else {
     for (size_t i = 0; i < programs.size(); ++i) {
-      for (const auto& s : planned[i])
-        first.push_back({&programs[i], s, measurement_key(programs[i], s), 1, nullptr, ""});
+      for (const auto& s : planned[i]) {
+        const std::string key = measurement_key(programs[i], s);
+        first.push_back(with_forks({&programs[i], s, key, 1, nullptr, "", {}}, key, 1, o.forks));
+      }
     }
   }
-  // Rounds 1..K of repeats of `jobs`: round r measures again every job with fewer than r
-  // measurements under this run's target (its first one included), as the next repeat on
-  // record. A schedule first measured under this target gets K - 1 repeats; one first measured
-  // under another target (whose runtime then no longer counts: best_of_passes) gets K. Each
-  // round covers all jobs before the next starts, so one schedule's measurements are apart.
+  // Rounds 1..K of repeats of `jobs`: round r measures again every job with fewer than r * F
+  // measurements under this run's target (its first one included; F = --forks, 1 by default),
+  // as the next repeats on record, up to F of them from one compile. A schedule first measured
+  // under this target gets K - 1 rounds of repeats; one first measured under another target
+  // (whose runtime then no longer counts: best_of_passes) gets K. Each round covers all jobs
+  // before the next starts, so one schedule's compiles are apart.
   std::map<const Program*, std::string> targets;
   const auto target_of = [&](const Program* p) -> const std::string& {
     auto it = targets.find(p);
@@ -386,10 +401,13 @@ CollectSummary collect(const CollectOptions& o) {
       for (const auto& j : jobs) {
         const nlohmann::json* rec = log.find(j.key);
         if (rec == nullptr || !rec->value("ok", false)) continue;
-        if (passes_under(log, *rec, MeasuredOn{target_of(j.program), cpu_model()}) >= round)
-          continue;
+        const int have = passes_under(log, *rec, MeasuredOn{target_of(j.program), cpu_model()});
+        const int want = round * o.forks;
+        if (have >= want) continue;
         const int k = static_cast<int>(passes_of(log, *rec).size()) + 1;
-        again.push_back({j.program, j.schedule, repeat_key(j.key, k), 5, nullptr, j.session});
+        again.push_back(
+            with_forks({j.program, j.schedule, repeat_key(j.key, k), 5, nullptr, j.session, {}},
+                       j.key, k, std::min(o.forks, want - have)));
       }
       if (!again.empty()) run(fmt::format("pass {}", round).c_str(), again);
     }
@@ -416,8 +434,13 @@ CollectSummary collect(const CollectOptions& o) {
               2, static_cast<size_t>(std::ceil(o.remeasure * static_cast<double>(done.size())))));
       for (size_t i = 0; i < take; ++i) {
         const auto& rec = log.records()[done[i]];
-        second.push_back({&p, schedule_from_json(rec.at("schedule")),
-                          "remeasure|" + rec.at("key").get<std::string>(), 2, nullptr, ""});
+        second.push_back({&p,
+                          schedule_from_json(rec.at("schedule")),
+                          "remeasure|" + rec.at("key").get<std::string>(),
+                          2,
+                          nullptr,
+                          "",
+                          {}});
       }
     }
     run("re-measuring", second);
@@ -461,9 +484,10 @@ CollectSummary collect(const CollectOptions& o) {
       for (size_t i = 0; i < std::min<size_t>(done.size(), static_cast<size_t>(o.cross_session));
            ++i) {
         const auto& rec = log.records()[done[i]];
-        again.push_back({&p, schedule_from_json(rec.at("schedule")),
-                         "session|" + session + "|" + rec.at("key").get<std::string>(), 4, nullptr,
-                         session});
+        const std::string key = "session|" + session + "|" + rec.at("key").get<std::string>();
+        again.push_back(
+            with_forks({&p, schedule_from_json(rec.at("schedule")), key, 4, nullptr, session, {}},
+                       key, 1, o.forks));
       }
     }
     run("cross-session", again);

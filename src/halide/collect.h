@@ -59,6 +59,10 @@ struct CollectOptions {
   // its runtime is the minimum: repetition in separate processes spaced in time is what the
   // protocol study found to cut cross-session noise (docs/collect.md).
   int passes = 1;
+  // --forks F: each compile of a schedule is timed in F processes forked from the compiling
+  // one (MeasureOptions::processes), each recorded as a measurement: a schedule gets passes * F
+  // measurements, F per compile, at the cost of one compile per pass (docs/collect.md).
+  int forks = 1;
   // --recorded: measure again the schedules on record (every successful first measurement of
   // the chosen programs) instead of sampling new ones: with --passes K, each ends with K
   // measurements under this run's Halide target (collect's repeat rounds). This is how a

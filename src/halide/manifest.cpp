@@ -188,6 +188,7 @@ void write_manifest(const CollectOptions& o, const MeasureOptions& mo, const Res
         {"check_every_run", mo.check_every_run},
         {"thread_pool", thread_pool_name(o.pool)},
         {"passes", o.passes},
+        {"forks", o.forks},
         {"warmup_runs", mo.warmup_runs},
         {"min_runs", mo.min_runs},
         {"max_runs", mo.max_runs},

@@ -33,6 +33,7 @@ struct Wire {
   double compile_ms = 0, search_ms = 0, best_ns = 0, third_ns = 0, median_ns = 0;
   double timed_wall_s = 0, timed_cpu_s = 0, steal_s = 0;
   long involuntary_switches = 0;
+  double process_wall_s = 0;  // a forked timing process's own wall time (fork to report)
   char error[256] = {};
 };
 
@@ -86,102 +87,247 @@ void pin_threads() {
   }
 }
 
-Wire run_child(const std::function<Workload()>& prepare, const MeasureOptions& o) {
-  Wire w;
-  // The lock is released when the process ends (fd closed by _exit).
-  const int lock = o.lock_path.empty() ? -1 : open(o.lock_path.c_str(), O_RDWR | O_CREAT, 0644);
-  const auto hold = [lock](int how) {
-    if (lock < 0) return;
-    while (flock(lock, how) != 0 && errno == EINTR) {
-    }
-  };
-  if (o.steady_heap) {
-    mallopt(M_MMAP_MAX, 0);
-    mallopt(M_TRIM_THRESHOLD, std::numeric_limits<int>::max());
-    mallopt(M_TOP_PAD, 256 << 20);
+// The lock file measuring processes share (-1 without one); a process that opens it holds its
+// own lock, released when the process ends (its descriptor closed by _exit).
+int open_lock(const MeasureOptions& o) {
+  return o.lock_path.empty() ? -1 : open(o.lock_path.c_str(), O_RDWR | O_CREAT, 0644);
+}
+
+void hold(int lock, int how) {
+  if (lock < 0) return;
+  while (flock(lock, how) != 0 && errno == EINTR) {
   }
-  try {
-    hold(LOCK_SH);
-    const auto t0 = Clock::now();
-    const Workload workload = prepare();
-    const std::function<void()>& work = workload.run;
-    w.compile_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-    w.search_ms = workload.search_ms;
-    hold(LOCK_UN);
-    hold(LOCK_EX);
-    for (int i = 0; i < o.warmup_runs; ++i) work();
-    if (o.pin_threads && o.warmup_runs > 0) pin_threads();
-    std::vector<double> times;
-    double total_s = 0;
-    double cpu0 = 0;
-    long switches0 = 0;
-    usage(cpu0, switches0);
-    const double steal0 = steal_seconds();
-    const auto timed0 = Clock::now();
-    const bool every_run = o.check_every_run && workload.check && workload.poison;
-    double poison_s = 0;  // time spent poisoning and checking, not counted as run time
-    while (static_cast<int>(times.size()) < o.max_runs) {
-      const int run = static_cast<int>(times.size());
-      if (every_run) {
-        const auto p = Clock::now();
-        workload.poison(run);
-        poison_s += std::chrono::duration<double>(Clock::now() - p).count();
-      }
-      const auto s = Clock::now();
-      work();
-      const double ns = std::chrono::duration<double, std::nano>(Clock::now() - s).count();
-      if (every_run) {
-        const auto c = Clock::now();
-        const std::string wrong = workload.check();
-        poison_s += std::chrono::duration<double>(Clock::now() - c).count();
-        if (!wrong.empty()) {
-          const double best = times.empty() ? 0 : *std::min_element(times.begin(), times.end());
-          std::snprintf(w.error, sizeof(w.error),
-                        "wrong output in timed run %d (%.0f ns; the fastest right run before it "
-                        "%.0f ns): %s",
-                        run + 1, ns, best, wrong.c_str());
-          return w;
-        }
-      }
-      times.push_back(ns);
-      total_s += ns * 1e-9;
-      if (static_cast<int>(times.size()) >= o.min_runs) {
-        std::vector<double> sorted = times;
-        std::sort(sorted.begin(), sorted.end());
-        if (sorted[2] <= sorted[0] * (1 + o.tolerance) || total_s > o.max_run_seconds) break;
-      }
+}
+
+void steady_heap(const MeasureOptions& o) {
+  if (!o.steady_heap) return;
+  mallopt(M_MMAP_MAX, 0);
+  mallopt(M_TRIM_THRESHOLD, std::numeric_limits<int>::max());
+  mallopt(M_TOP_PAD, 256 << 20);
+}
+
+// Warm-up, timed runs and check of a prepared workload in this process, into `w` (which keeps
+// its compile figures). Takes `lock` exclusively first; with exclusive_until_exit it is kept
+// until the process ends.
+void time_workload(const Workload& workload, const MeasureOptions& o, int lock, Wire& w) {
+  const std::function<void()>& work = workload.run;
+  hold(lock, LOCK_EX);
+  for (int i = 0; i < o.warmup_runs; ++i) work();
+  if (o.pin_threads && o.warmup_runs > 0) pin_threads();
+  std::vector<double> times;
+  double total_s = 0;
+  double cpu0 = 0;
+  long switches0 = 0;
+  usage(cpu0, switches0);
+  const double steal0 = steal_seconds();
+  const auto timed0 = Clock::now();
+  const bool every_run = o.check_every_run && workload.check && workload.poison;
+  double poison_s = 0;  // time spent poisoning and checking, not counted as run time
+  while (static_cast<int>(times.size()) < o.max_runs) {
+    const int run = static_cast<int>(times.size());
+    if (every_run) {
+      const auto p = Clock::now();
+      workload.poison(run);
+      poison_s += std::chrono::duration<double>(Clock::now() - p).count();
     }
-    w.timed_wall_s = std::chrono::duration<double>(Clock::now() - timed0).count() - poison_s;
-    w.steal_s = steal_seconds() - steal0;
-    usage(w.timed_cpu_s, w.involuntary_switches);
-    w.timed_cpu_s -= cpu0 + poison_s;  // poisoning and checking run on this thread alone
-    w.involuntary_switches -= switches0;
-    std::sort(times.begin(), times.end());
-    // Checking the outputs and tearing the process down (freeing its buffers) disturb another
-    // measurement's timed runs: with exclusive_until_exit the lock is kept until this process
-    // ends (the kernel frees its memory before it closes its files, so the teardown happens
-    // under the lock too).
-    if (!o.exclusive_until_exit) hold(LOCK_UN);
-    if (workload.check && !every_run) {
+    const auto s = Clock::now();
+    work();
+    const double ns = std::chrono::duration<double, std::nano>(Clock::now() - s).count();
+    if (every_run) {
+      const auto c = Clock::now();
       const std::string wrong = workload.check();
+      poison_s += std::chrono::duration<double>(Clock::now() - c).count();
       if (!wrong.empty()) {
-        std::snprintf(w.error, sizeof(w.error), "wrong output: %s", wrong.c_str());
-        return w;
+        const double best = times.empty() ? 0 : *std::min_element(times.begin(), times.end());
+        std::snprintf(w.error, sizeof(w.error),
+                      "wrong output in timed run %d (%.0f ns; the fastest right run before it "
+                      "%.0f ns): %s",
+                      run + 1, ns, best, wrong.c_str());
+        return;
       }
     }
-    w.ok = 1;
-    w.runs = static_cast<int>(times.size());
-    w.best_ns = times.front();
-    w.third_ns = times[std::min<size_t>(2, times.size() - 1)];
-    w.median_ns = times.size() % 2 == 1
-                      ? times[times.size() / 2]
-                      : 0.5 * (times[times.size() / 2 - 1] + times[times.size() / 2]);
+    times.push_back(ns);
+    total_s += ns * 1e-9;
+    if (static_cast<int>(times.size()) >= o.min_runs) {
+      std::vector<double> sorted = times;
+      std::sort(sorted.begin(), sorted.end());
+      if (sorted[2] <= sorted[0] * (1 + o.tolerance) || total_s > o.max_run_seconds) break;
+    }
+  }
+  w.timed_wall_s = std::chrono::duration<double>(Clock::now() - timed0).count() - poison_s;
+  w.steal_s = steal_seconds() - steal0;
+  usage(w.timed_cpu_s, w.involuntary_switches);
+  w.timed_cpu_s -= cpu0 + poison_s;  // poisoning and checking run on this thread alone
+  w.involuntary_switches -= switches0;
+  std::sort(times.begin(), times.end());
+  // Checking the outputs and tearing the process down (freeing its buffers) disturb another
+  // measurement's timed runs: with exclusive_until_exit the lock is kept until this process
+  // ends (the kernel frees its memory before it closes its files, so the teardown happens
+  // under the lock too).
+  if (!o.exclusive_until_exit) hold(lock, LOCK_UN);
+  if (workload.check && !every_run) {
+    const std::string wrong = workload.check();
+    if (!wrong.empty()) {
+      std::snprintf(w.error, sizeof(w.error), "wrong output: %s", wrong.c_str());
+      return;
+    }
+  }
+  w.ok = 1;
+  w.runs = static_cast<int>(times.size());
+  w.best_ns = times.front();
+  w.third_ns = times[std::min<size_t>(2, times.size() - 1)];
+  w.median_ns = times.size() % 2 == 1
+                    ? times[times.size() / 2]
+                    : 0.5 * (times[times.size() / 2 - 1] + times[times.size() / 2]);
+}
+
+// Runs `f` (which fills a Wire), turning an exception into the Wire's error.
+template <typename F>
+void guarded(Wire& w, F&& f) {
+  try {
+    f();
   } catch (const std::exception& e) {
     std::snprintf(w.error, sizeof(w.error), "failed: %s", e.what());
   } catch (...) {
     std::snprintf(w.error, sizeof(w.error), "failed: unknown exception");
   }
+}
+
+void write_all(int fd, const void* data, size_t size) {
+  const char* p = static_cast<const char*>(data);
+  while (size > 0) {
+    const ssize_t n = write(fd, p, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    p += n;
+    size -= static_cast<size_t>(n);
+  }
+}
+
+// Compiles (prepare) under the shared lock; the workload and the compile figures in `w`.
+Workload compile_workload(const std::function<Workload()>& prepare, int lock, Wire& w) {
+  hold(lock, LOCK_SH);
+  const auto t0 = Clock::now();
+  Workload workload = prepare();
+  w.compile_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  w.search_ms = workload.search_ms;
+  hold(lock, LOCK_UN);
+  return workload;
+}
+
+bool read_until(int fd, Clock::time_point deadline, std::string& out);
+
+Clock::time_point after(double seconds) {
+  return Clock::now() +
+         std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+}
+
+// The error of a measuring process that sent no complete report: killed on its deadline,
+// crashed, or ended early.
+std::string no_report(bool timed_out, double timeout_s, int status) {
+  if (timed_out) return fmt::format("timeout after {:.1f} s", timeout_s);
+  if (WIFSIGNALED(status)) return fmt::format("crashed (signal {})", WTERMSIG(status));
+  return fmt::format("failed: the measuring process exited with status {} before reporting",
+                     WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+}
+
+// One timing process forked from the compiling one (MeasureOptions::processes): it makes its own
+// copy of the pages it shares with its parent (Workload::unshare), takes its own lock and times
+// the workload; the parent kills it past `budget_s`.
+Wire time_in_fork(const Workload& workload, const MeasureOptions& o, const Wire& compiled,
+                  double budget_s) {
+  Wire w;
+  w.compile_ms = compiled.compile_ms;
+  w.search_ms = compiled.search_ms;
+  int fds[2];
+  if (pipe(fds) != 0) {
+    std::snprintf(w.error, sizeof(w.error), "failed: pipe: %s", std::strerror(errno));
+    return w;
+  }
+  std::fflush(nullptr);
+  const auto t0 = Clock::now();
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    std::snprintf(w.error, sizeof(w.error), "failed: fork: %s", std::strerror(errno));
+    return w;
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    guarded(w, [&] {
+      if (workload.unshare) workload.unshare();
+      time_workload(workload, o, open_lock(o), w);
+    });
+    write_all(fds[1], &w, sizeof(w));
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string bytes;
+  const bool timed_out = !read_until(fds[0], after(budget_s), bytes);
+  close(fds[0]);
+  if (timed_out) kill(pid, SIGKILL);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!timed_out && bytes.size() == sizeof(w)) {
+    std::memcpy(reinterpret_cast<char*>(&w), bytes.data(), sizeof(w));
+  } else {
+    w.ok = 0;
+    std::snprintf(w.error, sizeof(w.error), "%s",
+                  no_report(timed_out, o.timeout_s, status).c_str());
+  }
+  w.process_wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
   return w;
+}
+
+// The measuring child: compiles, then times the workload itself (processes == 1) or in
+// `processes` processes forked from it one after another, sending a Wire per timed process to
+// `out` and stopping after the first failure.
+void run_child(const std::function<Workload()>& prepare, const MeasureOptions& o, int out) {
+  Wire w;
+  const int lock = open_lock(o);
+  steady_heap(o);
+  Workload workload;
+  bool compiled = false;
+  guarded(w, [&] {
+    workload = compile_workload(prepare, lock, w);
+    compiled = true;
+    if (o.processes <= 1) time_workload(workload, o, lock, w);
+  });
+  if (o.processes <= 1 || !compiled) {
+    write_all(out, &w, sizeof(w));
+    return;
+  }
+  if (lock >= 0) close(lock);  // each timing process takes its own
+  // Each process gets the run time a single measurement has left after its compile.
+  const double budget_s = std::max(0.1, o.timeout_s - w.compile_ms / 1000);
+  for (int k = 0; k < o.processes; ++k) {
+    const Wire f = time_in_fork(workload, o, w, budget_s);
+    write_all(out, &f, sizeof(f));
+    if (!f.ok) return;
+  }
+}
+
+MeasureResult from_wire(const Wire& w) {
+  MeasureResult r;
+  if (!w.ok) {
+    r.error = std::string(w.error, strnlen(w.error, sizeof(w.error)));
+    return r;
+  }
+  r.ok = true;
+  r.compile_ms = w.compile_ms;
+  r.search_ms = w.search_ms;
+  r.best_ns = w.best_ns;
+  r.third_ns = w.third_ns;
+  r.median_ns = w.median_ns;
+  r.runs = w.runs;
+  r.timed_wall_s = w.timed_wall_s;
+  r.timed_cpu_s = w.timed_cpu_s;
+  r.steal_s = w.steal_s;
+  r.involuntary_switches = w.involuntary_switches;
+  r.process_wall_s = w.process_wall_s;
+  return r;
 }
 
 // Reads what a child writes to `fd` until it closes the pipe or the deadline passes; returns
@@ -207,76 +353,66 @@ bool read_until(int fd, Clock::time_point deadline, std::string& out) {
 MeasureResult measure_isolated(const std::function<std::function<void()>()>& prepare,
                                const MeasureOptions& o) {
   return measure_isolated(std::function<Workload()>([&prepare] {
-                            return Workload{prepare(), {}, 0};
+                            Workload w;
+                            w.run = prepare();
+                            return w;
                           }),
                           o);
 }
 
 MeasureResult measure_isolated(const std::function<Workload()>& prepare, const MeasureOptions& o) {
-  MeasureResult r;
+  MeasureOptions one = o;
+  one.processes = 1;
+  return measure_processes(prepare, one).front();
+}
+
+std::vector<MeasureResult> measure_processes(const std::function<Workload()>& prepare,
+                                             const MeasureOptions& o) {
+  const int wanted = std::max(1, o.processes);
   int fds[2];
   if (pipe(fds) != 0) {
+    MeasureResult r;
     r.error = fmt::format("failed: pipe: {}", std::strerror(errno));
-    return r;
+    return {r};
   }
   std::fflush(nullptr);  // nothing buffered is written twice
   const pid_t pid = fork();
   if (pid < 0) {
     close(fds[0]);
     close(fds[1]);
+    MeasureResult r;
     r.error = fmt::format("failed: fork: {}", std::strerror(errno));
-    return r;
+    return {r};
   }
   if (pid == 0) {  // child
     close(fds[0]);
-    const Wire w = run_child(prepare, o);
-    const char* p = reinterpret_cast<const char*>(&w);
-    size_t left = sizeof(w);
-    while (left > 0) {
-      const ssize_t n = write(fds[1], p, left);
-      if (n <= 0) break;
-      p += n;
-      left -= static_cast<size_t>(n);
-    }
+    run_child(prepare, o, fds[1]);
     _exit(0);  // no destructors or atexit handlers of the parent's state
   }
   close(fds[1]);
   std::string bytes;
-  const bool timed_out = !read_until(fds[0],
-                                     Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                                        std::chrono::duration<double>(o.timeout_s)),
-                                     bytes);
-  Wire w;
-  const size_t got = std::min(bytes.size(), sizeof(w));
-  std::memcpy(reinterpret_cast<char*>(&w), bytes.data(), got);
+  // The child enforces each timing process's share itself; this is the backstop.
+  const double limit_s = wanted == 1 ? o.timeout_s : o.timeout_s * wanted + 1;
+  const bool timed_out = !read_until(fds[0], after(limit_s), bytes);
   close(fds[0]);
   if (timed_out) kill(pid, SIGKILL);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  if (timed_out) {
-    r.error = fmt::format("timeout after {:.1f} s", o.timeout_s);
-  } else if (WIFSIGNALED(status)) {
-    r.error = fmt::format("crashed (signal {})", WTERMSIG(status));
-  } else if (got < sizeof(w)) {
-    r.error = fmt::format("failed: the measuring process exited with status {} before reporting",
-                          WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-  } else if (!w.ok) {
-    r.error = std::string(w.error, strnlen(w.error, sizeof(w.error)));
-  } else {
-    r.ok = true;
-    r.compile_ms = w.compile_ms;
-    r.search_ms = w.search_ms;
-    r.best_ns = w.best_ns;
-    r.third_ns = w.third_ns;
-    r.median_ns = w.median_ns;
-    r.runs = w.runs;
-    r.timed_wall_s = w.timed_wall_s;
-    r.timed_cpu_s = w.timed_cpu_s;
-    r.steal_s = w.steal_s;
-    r.involuntary_switches = w.involuntary_switches;
+  std::vector<MeasureResult> results;
+  for (size_t at = 0; at + sizeof(Wire) <= bytes.size() && results.size() < size_t(wanted);
+       at += sizeof(Wire)) {
+    Wire w;
+    std::memcpy(reinterpret_cast<char*>(&w), bytes.data() + at, sizeof(w));
+    results.push_back(from_wire(w));
+    if (!results.back().ok) return results;
   }
-  return r;
+  if (results.size() < size_t(wanted)) {
+    MeasureResult r;
+    r.error = no_report(timed_out, limit_s, status);
+    results.push_back(r);
+  }
+  return results;
 }
 
 std::string failure_kind(const std::string& error) {

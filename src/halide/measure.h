@@ -11,6 +11,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace tcost::halide {
 
@@ -43,6 +44,14 @@ struct MeasureOptions {
   // time. A diagnostic (does a rare fast run compute the whole answer?); needs a workload with
   // both `check` and `poison`.
   bool check_every_run = false;
+  // Time the compiled workload in this many processes instead of one (measure_processes): the
+  // measuring process compiles once, then forks one timing process after another, each of which
+  // makes its own copy of the pages it shares with it (Workload::unshare), takes the timing lock
+  // itself, warms up and times the runs as a lone measuring process would, and gets the run time
+  // a single measurement has left after the compile (timeout_s minus the compile). Separate
+  // processes are what makes repeated measurements agree (docs/collect.md); forking them from
+  // one compile makes each repeat cost its runs, not another compile.
+  int processes = 1;
 };
 
 struct MeasureResult {
@@ -60,6 +69,7 @@ struct MeasureResult {
   // in it, and the times the process was preempted (involuntary context switches).
   double timed_wall_s = 0, timed_cpu_s = 0, steal_s = 0;
   long involuntary_switches = 0;
+  double process_wall_s = 0;  // a forked timing process's wall time, fork to report (processes > 1)
 };
 
 // What a measuring child times: `run`, then (once, after timing, or after every timed run
@@ -71,6 +81,10 @@ struct Workload {
   // optional: overwrite the outputs with a pattern made from `seed`
   // (MeasureOptions::check_every_run)
   std::function<void(int seed)> poison;
+  // optional: in a timing process forked from the compiling one (MeasureOptions::processes),
+  // write the pages it shares with its parent (the inputs) so that it holds its own copies, as
+  // a process that compiled for itself would
+  std::function<void()> unshare;
   double search_ms = 0;  // time prepare spent choosing a schedule (autoschedulers)
 };
 
@@ -84,6 +98,11 @@ MeasureResult measure_isolated(const std::function<Workload()>& prepare,
                                const MeasureOptions& options);
 MeasureResult measure_isolated(const std::function<std::function<void()>()>& prepare,
                                const MeasureOptions& options);
+// `options.processes` measurements of one compile (MeasureOptions::processes), in order; the
+// first failure (of the compile or of a timing process: its error, a timeout, a crash) ends
+// the list, so it holds fewer results then. measure_isolated is the one-process case.
+std::vector<MeasureResult> measure_processes(const std::function<Workload()>& prepare,
+                                             const MeasureOptions& options);
 
 // Runs `produce` in a forked child and returns the bytes it made (the reference output of a
 // program, computed away from the parent, which must never start Halide's thread pool before

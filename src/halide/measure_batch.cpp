@@ -81,20 +81,37 @@ BatchSummary measure_batch(ResultLog& log, const std::vector<MeasureJob>& all_jo
       }
       const MeasureJob& j = *jobs[n];
       const auto t0 = std::chrono::steady_clock::now();
-      const MeasureResult r = measure_isolated(
+      MeasureOptions mo = o.measure;
+      mo.processes = 1 + static_cast<int>(j.fork_keys.size());
+      const std::vector<MeasureResult> results = measure_processes(
           std::function<Workload()>([&j, th = o.threads, pool = o.pool] {
             return schedule_workload(*j.program, j.schedule, th, j.reference, pool);
           }),
-          o.measure);
+          mo);
+      const double wall_s =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       std::lock_guard<std::mutex> g(mu);
-      nlohmann::json rec = measurement_record(j, o.threads, o.measure.check_every_run, r);
-      // Wall time of the whole measurement (fork, compile, waiting for the timing lock, runs).
-      rec["wall_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      rec["finished"] =
-          std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-              .count();
-      log.append(rec);
-      r.ok ? ++summary.measured : ++summary.failed;
+      for (size_t i = 0; i < results.size(); ++i) {
+        const MeasureResult& r = results[i];
+        MeasureJob as = j;  // the job as this process's measurement
+        if (i > 0) {
+          as.key = j.fork_keys[i - 1];
+          as.pass = 5;
+        }
+        nlohmann::json rec = measurement_record(as, o.threads, o.measure.check_every_run, r);
+        // Wall time of the whole measurement (fork, compile, waiting for the timing lock, runs;
+        // with forks, all its timing processes), and of a forked timing process alone.
+        rec["wall_s"] = i == 0 ? wall_s : r.process_wall_s;
+        if (mo.processes > 1) {
+          rec["fork"] = i + 1;
+          rec["process_wall_s"] = r.process_wall_s;
+        }
+        rec["finished"] =
+            std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+                .count();
+        log.append(rec);
+        r.ok ? ++summary.measured : ++summary.failed;
+      }
       progress.update(++done, j.program->name());
     }
   };

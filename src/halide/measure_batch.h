@@ -26,6 +26,9 @@ struct MeasureJob {
       1;  // 1: a dataset configuration; 2: a re-measurement; 3: a verification; 4: cross-session
   const Outputs* reference = nullptr;  // check the outputs against it (tuning)
   std::string session;                 // pass 4: the cross-session run it belongs to
+  // More measurements of the same compile (MeasureOptions::processes), recorded under these
+  // keys as pass 5 (collect --forks): the job is timed in 1 + fork_keys.size() processes.
+  std::vector<std::string> fork_keys;
 };
 
 // The log key of a schedule of a program (a first-pass measurement).

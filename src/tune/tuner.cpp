@@ -208,7 +208,7 @@ class Search {
     for (const auto& s : schedules) {
       const std::string key = halide::measurement_key(p_, s);
       if (known_.count(key)) continue;
-      jobs.push_back({&p_, s, key, 1, o_.reference.get(), ""});
+      jobs.push_back({&p_, s, key, 1, o_.reference.get(), "", {}});
     }
     const size_t before = log_.records().size();
     const halide::BatchSummary b = halide::measure_batch(log_, jobs, batch_, "tuning");
@@ -349,7 +349,7 @@ class Search {
         const std::string key = "verify|" + halide::measurement_key(p_, k.schedule);
         halide::BatchOptions verify = batch_;
         verify.deadline = Clock::time_point::max();  // the result is owed whatever the time
-        halide::measure_batch(log_, {{&p_, k.schedule, key, 3, o_.reference.get(), ""}}, verify,
+        halide::measure_batch(log_, {{&p_, k.schedule, key, 3, o_.reference.get(), "", {}}}, verify,
                               "verifying");
         k.checked = true;
         const nlohmann::json* rec = log_.find(key);

@@ -218,6 +218,92 @@ TEST(Measure, CheckingEveryRunCatchesARunThatSkipsItsWork) {
   EXPECT_GE(once.runs, 5);
 }
 
+// Lines of a file the measuring processes append to (what ran where).
+std::vector<std::string> lines_of(const std::string& path) {
+  std::vector<std::string> out;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+void append_line(const std::string& path, const std::string& line) {
+  std::ofstream(path, std::ios::app) << line << "\n";
+}
+
+// MeasureOptions::processes: one compile, timed in that many processes forked from it, each
+// of which unshares its inputs first; the first failure of a timing process (an error, a crash,
+// a hang past the run time the compile left) ends the list with its error, and a failed compile
+// is the one result.
+TEST(Measure, ForkedProcessesTimeOneCompile) {
+  const std::string trace = (std::filesystem::temp_directory_path() / "tcost_forks.txt").string();
+  // `fail` in the second timing process: "" (none), "crash", "hang" or "wrong".
+  const auto workload = [&trace](const std::string& fail) {
+    return std::function<Workload()>([&trace, fail] {
+      append_line(trace, "compile " + std::to_string(getpid()));
+      auto second = std::make_shared<bool>(false);
+      Workload w;
+      w.run = [second, fail] {
+        if (*second && fail == "crash") std::raise(SIGSEGV);
+        if (*second && fail == "hang") {
+          for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+        }
+        spin(100000)();
+      };
+      w.unshare = [&trace, second] {
+        const size_t before = lines_of(trace).size();
+        append_line(trace, "time " + std::to_string(getpid()));
+        *second = before == 2;  // the compile's line, then the first timing process's
+      };
+      w.check = [second, fail]() -> std::string {
+        return *second && fail == "wrong" ? "element 7" : "";
+      };
+      return w;
+    });
+  };
+  MeasureOptions o;
+  o.processes = 3;
+  std::filesystem::remove(trace);
+  const std::vector<MeasureResult> three = measure_processes(workload(""), o);
+  ASSERT_EQ(three.size(), 3u);
+  const auto lines = lines_of(trace);
+  ASSERT_EQ(lines.size(), 4u);  // one compile, three timing processes
+  EXPECT_EQ(lines[0].rfind("compile ", 0), 0u);
+  std::set<std::string> pids;
+  for (const auto& line : lines) pids.insert(line.substr(line.find(' ') + 1));
+  EXPECT_EQ(pids.size(), 4u);  // each in its own process
+  for (const auto& r : three) {
+    EXPECT_TRUE(r.ok) << r.error;
+    EXPECT_GE(r.runs, o.min_runs);
+    EXPECT_GT(r.best_ns, 0.0);
+    EXPECT_GT(r.process_wall_s, 0.0);
+    EXPECT_EQ(r.compile_ms, three[0].compile_ms);  // the one compile's
+  }
+  const std::vector<std::pair<std::string, std::string>> failures = {
+      {"crash", "crashed (signal 11)"}, {"wrong", "wrong output: element 7"}};
+  for (const auto& [fail, error] : failures) {
+    std::filesystem::remove(trace);
+    const std::vector<MeasureResult> r = measure_processes(workload(fail), o);
+    ASSERT_EQ(r.size(), 2u) << fail;
+    EXPECT_TRUE(r[0].ok) << r[0].error;
+    EXPECT_FALSE(r[1].ok);
+    EXPECT_EQ(r[1].error, error);
+    EXPECT_EQ(lines_of(trace).size(), 3u) << fail;  // no third timing process
+  }
+  std::filesystem::remove(trace);
+  o.timeout_s = 1.0;
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::vector<MeasureResult> hung = measure_processes(workload("hang"), o);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 10.0);
+  ASSERT_EQ(hung.size(), 2u);
+  EXPECT_TRUE(hung[0].ok) << hung[0].error;
+  EXPECT_EQ(hung[1].error.rfind("timeout", 0), 0u) << hung[1].error;
+  const std::vector<MeasureResult> rejected =
+      measure_processes([]() -> Workload { throw std::runtime_error("bad schedule"); }, o);
+  ASSERT_EQ(rejected.size(), 1u);
+  EXPECT_EQ(rejected[0].error, "failed: bad schedule");
+  std::filesystem::remove(trace);
+}
+
 TEST(Measure, AHangIsCutByTheTimeout) {
   MeasureOptions o;
   o.timeout_s = 1.0;
@@ -905,6 +991,63 @@ TEST(Collect, PassesKeepTheMinimumAndCrossSessionComparesThem) {
   EXPECT_DOUBLE_EQ(s.within_p90, c.within_p90);
   EXPECT_LE(s.within_p10, 1.0);
   EXPECT_GE(s.within_p90, 1.0);
+  std::filesystem::remove_all(dir);
+}
+
+// --forks 2 --passes 2: every schedule measured four times, two timing processes per compile
+// in each pass (records say which fork they were), the datasets keep the minimum of the four,
+// the manifest states the forks, a rerun measures nothing, and a later run (--cross-session)
+// times its schedules in forks too.
+TEST(Collect, ForksTimeEachCompileInSeveralProcesses) {
+  const auto dir = fresh_dir("forks");
+  CollectOptions o = small_collection(dir, 2);
+  o.passes = 2;
+  o.forks = 2;
+  const CollectSummary s = collect(o);
+  EXPECT_EQ(s.measured + s.failed, 12);  // 3 schedules x 2 passes x 2 forks
+  {
+    const ResultLog log((dir / "measurements.jsonl").string());
+    const Graph g = load_graph((dir / "layout/train/matmul_192.npz").string());
+    ASSERT_EQ(g.num_configs, 3);
+    int firsts = 0;
+    for (const auto& rec : log.records()) {
+      if (rec.value("pass", 1) != 1) continue;
+      ASSERT_TRUE(rec.value("ok", false)) << rec.dump();
+      EXPECT_EQ(rec.value("fork", 0), 1);
+      const auto passes = passes_of(log, rec);
+      ASSERT_EQ(passes.size(), 4u) << rec.at("key");
+      double best = rec.value("best_ns", 0.0);
+      for (size_t k = 1; k < passes.size(); ++k) {
+        EXPECT_EQ(passes[k]->value("pass", 0), 5);
+        EXPECT_EQ(passes[k]->value("fork", 0), k % 2 == 0 ? 1 : 2);  // two compiles, two forks
+        EXPECT_GT(passes[k]->value("process_wall_s", 0.0), 0.0);
+        best = std::min(best, passes[k]->value("best_ns", 0.0));
+      }
+      EXPECT_EQ(g.runtime_ns[static_cast<size_t>(firsts)], static_cast<int64_t>(best));
+      ++firsts;
+    }
+    EXPECT_EQ(firsts, 3);
+  }
+  std::ifstream in(dir / "manifest.json");
+  const auto manifest = nlohmann::json::parse(in);
+  EXPECT_EQ(manifest.at("protocol").at("forks"), 2);
+  EXPECT_EQ(manifest.at("counts").at("schedules_by_measurements_on_data_cpu").at("4"), 3);
+  const CollectSummary again = collect(o);
+  EXPECT_EQ(again.measured + again.failed, 0);
+  o.cross_session = 2;
+  o.session = "later";
+  o.passes = 1;
+  const CollectSummary later = collect(o);
+  EXPECT_EQ(later.measured + later.failed, 4);  // 2 schedules, one compile each, 2 forks
+  const ResultLog log((dir / "measurements.jsonl").string());
+  int sessions = 0;
+  for (const auto& rec : log.records()) {
+    if (rec.value("pass", 1) != 4) continue;
+    ++sessions;
+    ASSERT_NE(log.find(repeat_key(rec.at("key").get<std::string>(), 2)), nullptr);
+    EXPECT_EQ(log.find(repeat_key(rec.at("key").get<std::string>(), 3)), nullptr);
+  }
+  EXPECT_EQ(sessions, 2);
   std::filesystem::remove_all(dir);
 }
 
