@@ -231,10 +231,11 @@ std::string no_report(bool timed_out, double timeout_s, int status) {
                      WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 }
 
-// One timing process forked from the compiling one (MeasureOptions::processes): it makes its own
-// copy of the pages it shares with its parent (Workload::unshare), takes its own lock and times
-// the workload; the parent kills it past `budget_s`.
-Wire time_in_fork(const Workload& workload, const MeasureOptions& o, const Wire& compiled,
+// One timing process forked from the compiling one (MeasureOptions::processes), which holds
+// `lock` exclusively already: the fork, the copy of the pages the timing process shares with its
+// parent (Workload::unshare), its runs and its teardown all happen under the lock, which the
+// timing process shares (the same open file). The parent kills it past `budget_s`.
+Wire time_in_fork(const Workload& workload, const MeasureOptions& o, const Wire& compiled, int lock,
                   double budget_s) {
   Wire w;
   w.compile_ms = compiled.compile_ms;
@@ -257,7 +258,7 @@ Wire time_in_fork(const Workload& workload, const MeasureOptions& o, const Wire&
     close(fds[0]);
     guarded(w, [&] {
       if (workload.unshare) workload.unshare();
-      time_workload(workload, o, open_lock(o), w);
+      time_workload(workload, o, lock, w);
     });
     write_all(fds[1], &w, sizeof(w));
     _exit(0);
@@ -299,11 +300,15 @@ void run_child(const std::function<Workload()>& prepare, const MeasureOptions& o
     write_all(out, &w, sizeof(w));
     return;
   }
-  if (lock >= 0) close(lock);  // each timing process takes its own
   // Each process gets the run time a single measurement has left after its compile.
   const double budget_s = std::max(0.1, o.timeout_s - w.compile_ms / 1000);
   for (int k = 0; k < o.processes; ++k) {
-    const Wire f = time_in_fork(workload, o, w, budget_s);
+    // Forking and tearing down a process as large as a compiler's disturb another measurement's
+    // timed runs: this process takes the lock before each fork, and (kept until it ends) over
+    // its own teardown too; without exclusive_until_exit a timing process releases it after
+    // its timed runs.
+    hold(lock, LOCK_EX);
+    const Wire f = time_in_fork(workload, o, w, lock, budget_s);
     write_all(out, &f, sizeof(f));
     if (!f.ok) return;
   }

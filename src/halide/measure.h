@@ -45,10 +45,11 @@ struct MeasureOptions {
   // both `check` and `poison`.
   bool check_every_run = false;
   // Time the compiled workload in this many processes instead of one (measure_processes): the
-  // measuring process compiles once, then forks one timing process after another, each of which
-  // makes its own copy of the pages it shares with it (Workload::unshare), takes the timing lock
-  // itself, warms up and times the runs as a lone measuring process would, and gets the run time
-  // a single measurement has left after the compile (timeout_s minus the compile). Separate
+  // measuring process compiles once, then takes the timing lock exclusively and forks one timing
+  // process after another, each of which makes its own copy of the pages it shares with it
+  // (Workload::unshare), warms up and times the runs as a lone measuring process would, and gets
+  // the run time a single measurement has left after the compile (timeout_s minus the compile);
+  // the forks and teardowns, its own included, happen under the lock. Separate
   // processes are what makes repeated measurements agree (docs/collect.md); forking them from
   // one compile makes each repeat cost its runs, not another compile.
   int processes = 1;
