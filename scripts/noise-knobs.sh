@@ -19,6 +19,10 @@ PASSES=${PASSES:-4}
 OUT=${OUT:-out/knobs}
 PROGRAMS=segment_sum_32x16384x128,row_stats_1024x256,batched_matmul_16x64,matmul_256,gaussian_blur_1024x768,softmax_512x512
 HEAP=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=17179869184:glibc.malloc.top_pad=268435456
+# mmap-buffers: a fixed mmap threshold of 64 KiB (glibc raises it otherwise, after a compile frees
+# large blocks), so every buffer of 64 KiB or more is mapped afresh, at the same offset in its
+# page, whatever heap the compile left.
+MMAP=glibc.malloc.mmap_threshold=65536
 KNOBS=(default spin-pool pin-threads one-worker steady-heap one-thread)
 [ $# -gt 0 ] && KNOBS=("$@")
 declare -A FLAGS=(
@@ -30,6 +34,7 @@ declare -A FLAGS=(
   [one-thread]="--threads 1"
   [one-worker-spin-heap]="--workers 1 --spin-pool --steady-heap"
   [spin-heap]="--spin-pool --steady-heap"
+  [mmap-buffers]=""
 )
 COMMON=(--pipelines "$PROGRAMS" --configs-per-graph 9 --seed 5 --no-ast --passes "$PASSES")
 for r in $(seq 1 "$ROUNDS"); do
@@ -37,6 +42,7 @@ for r in $(seq 1 "$ROUNDS"); do
     out="$OUT/$k-r$r"
     env=()
     [ "$k" = steady-heap ] && env=(env "GLIBC_TUNABLES=$HEAP")
+    [ "$k" = mmap-buffers ] && env=(env "GLIBC_TUNABLES=$MMAP")
     # shellcheck disable=SC2086
     "${env[@]}" build/tcost collect --out "$out" "${COMMON[@]}" ${FLAGS[$k]} >/dev/null 2>&1
     echo "round $r: $k done" >&2

@@ -25,6 +25,8 @@ def lower_median(v):
 
 
 def summary(spreads):
+    if not spreads:
+        return "no schedules with that many passes"
     return (f"{len(spreads)} schedules, max/min {lower_median(spreads):.3f}, "
             f"over 1.5x {sum(x > 1.5 for x in spreads) / len(spreads):.3f}")
 
