@@ -7,6 +7,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -247,6 +248,7 @@ Wire time_in_fork(const Workload& workload, const MeasureOptions& o, const Wire&
   }
   std::fflush(nullptr);
   const auto t0 = Clock::now();
+  const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) {
     close(fds[0]);
@@ -255,6 +257,10 @@ Wire time_in_fork(const Workload& workload, const MeasureOptions& o, const Wire&
     return w;
   }
   if (pid == 0) {
+    // Killed with its parent (the collector's deadline kills the compiling process), never left
+    // running on its own.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(1);
     close(fds[0]);
     guarded(w, [&] {
       if (workload.unshare) workload.unshare();
