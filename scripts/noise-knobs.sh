@@ -10,14 +10,15 @@
 # of two, and the spread of single measurements, mean +- sd over the rounds.
 # usage: scripts/noise-knobs.sh [ROUNDS] [KNOB...]   (after scripts/build.sh; about 9 minutes a
 #        round of the six knobs). PASSES=2K (default 4) compares bests of up to K; OUT (default
-#        out/knobs).
+#        out/knobs); PROGRAMS (comma-separated) and SEED (default 5) choose other programs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${1:-3}
 shift || true
 PASSES=${PASSES:-4}
 OUT=${OUT:-out/knobs}
-PROGRAMS=segment_sum_32x16384x128,row_stats_1024x256,batched_matmul_16x64,matmul_256,gaussian_blur_1024x768,softmax_512x512
+PROGRAMS=${PROGRAMS:-segment_sum_32x16384x128,row_stats_1024x256,batched_matmul_16x64,matmul_256,gaussian_blur_1024x768,softmax_512x512}
+SEED=${SEED:-5}
 HEAP=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=17179869184:glibc.malloc.top_pad=268435456
 # mmap-buffers: a fixed mmap threshold of 64 KiB (glibc raises it otherwise, after a compile frees
 # large blocks), so every buffer of 64 KiB or more is mapped afresh, at the same offset in its
@@ -36,7 +37,7 @@ declare -A FLAGS=(
   [spin-heap]="--spin-pool --steady-heap"
   [mmap-buffers]=""
 )
-COMMON=(--pipelines "$PROGRAMS" --configs-per-graph 9 --seed 5 --no-ast --passes "$PASSES")
+COMMON=(--pipelines "$PROGRAMS" --configs-per-graph 9 --seed "$SEED" --no-ast --passes "$PASSES")
 for r in $(seq 1 "$ROUNDS"); do
   for k in "${KNOBS[@]}"; do
     out="$OUT/$k-r$r"
