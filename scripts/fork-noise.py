@@ -13,7 +13,7 @@ import json
 import statistics
 import sys
 
-from measurement_log import load_records, pass_records, quantile
+from measurement_log import fully_measured, load_records, quantile
 from tcost import kendall_tau
 
 
@@ -21,14 +21,9 @@ def compiles(data):
     """instance -> [per schedule: [per compile: [best_ns of each fork]]], and F."""
     with open(f"{data}/manifest.json") as f:
         forks = json.load(f)["protocol"].get("forks", 1)
-    recs = load_records(data)
     progs = collections.defaultdict(list)
-    for key, r in recs.items():
-        if key.startswith("repeat|") or key.startswith("session|"):
-            continue
-        ps = pass_records(recs, key)
-        if all(p.get("ok") and p.get("best_ns", 0) > 0 for p in ps):
-            progs[r["instance"]].append([p["best_ns"] for p in ps])
+    for instance, _, ps in fully_measured(load_records(data)):
+        progs[instance].append([p["best_ns"] for p in ps])
     k = min(len(v) for s in progs.values() for v in s)
     k -= k % forks
     return {i: [[v[c:c + forks] for c in range(0, k, forks)] for v in s]

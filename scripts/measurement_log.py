@@ -31,6 +31,17 @@ def pass_records(recs, key):
     return out
 
 
+def fully_measured(recs, field="best_ns"):
+    """(instance, key, pass records) of every first measurement whose passes all succeeded with
+    FIELD > 0 (the several-pass studies: pass-noise.py, fork-noise.py)."""
+    for key, r in recs.items():
+        if key.startswith("repeat|") or key.startswith("session|"):
+            continue
+        ps = pass_records(recs, key)
+        if all(p.get("ok") and p.get(field, 0) > 0 for p in ps):
+            yield r["instance"], key, ps
+
+
 def ok_pass_records(recs, key, target, cpu=None):
     """Record KEY and its repeats that succeeded under TARGET (on CPU unless None), in pass
     order. A record that names no CPU is not on any CPU."""

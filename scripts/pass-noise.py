@@ -18,21 +18,16 @@ import math
 import statistics
 import sys
 
-from measurement_log import load_records, pass_records, quantile
+from measurement_log import fully_measured, load_records, quantile
 from tcost import kendall_tau
 
 
 def load(data, field="best_ns"):
     """instance -> key -> [(finished, FIELD)] per pass (FIELD: a measuring process's best_ns,
     third_ns or median_ns), every schedule cut to the fewest passes K; and K."""
-    recs = load_records(data)
     schedules = collections.defaultdict(dict)
-    for key, r in recs.items():
-        if key.startswith("repeat|") or key.startswith("session|"):
-            continue
-        ps = pass_records(recs, key)
-        if all(p.get("ok") and p.get(field, 0) > 0 for p in ps):
-            schedules[r["instance"]][key] = [(p["finished"], p[field]) for p in ps]
+    for instance, key, ps in fully_measured(load_records(data), field):
+        schedules[instance][key] = [(p["finished"], p[field]) for p in ps]
     k = min(len(v) for s in schedules.values() for v in s.values())
     return {i: {key: v[:k] for key, v in s.items()} for i, s in schedules.items()}, k
 

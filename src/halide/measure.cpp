@@ -232,6 +232,46 @@ std::string no_report(bool timed_out, double timeout_s, int status) {
                      WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 }
 
+// What a forked child wrote to its pipe and how it ended.
+struct Forked {
+  std::string error;       // "pipe: ..." or "fork: ...": nothing ran
+  std::string bytes;       // what it wrote before it closed the pipe or the deadline passed
+  bool timed_out = false;  // killed at the deadline
+  int status = 0;          // its wait status
+};
+
+// Runs `child(fd)` in a forked process, which writes its report to `fd` and then ends (_exit:
+// no destructors or atexit handlers of the parent's state); reads the report until the child
+// closes the pipe or `timeout_s` passes, kills it past that, and reaps it.
+Forked run_forked(const std::function<void(int fd)>& child, double timeout_s) {
+  Forked f;
+  int fds[2];
+  if (pipe(fds) != 0) {
+    f.error = fmt::format("pipe: {}", std::strerror(errno));
+    return f;
+  }
+  std::fflush(nullptr);  // nothing buffered is written twice
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    f.error = fmt::format("fork: {}", std::strerror(errno));
+    return f;
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    child(fds[1]);
+    _exit(0);
+  }
+  close(fds[1]);
+  f.timed_out = !read_until(fds[0], after(timeout_s), f.bytes);
+  close(fds[0]);
+  if (f.timed_out) kill(pid, SIGKILL);
+  while (waitpid(pid, &f.status, 0) < 0 && errno == EINTR) {
+  }
+  return f;
+}
+
 // One timing process forked from the compiling one (MeasureOptions::processes), which holds
 // `lock` exclusively already: the fork, the copy of the pages the timing process shares with its
 // parent (Workload::unshare), its runs and its teardown all happen under the lock, which the
@@ -241,48 +281,30 @@ Wire time_in_fork(const Workload& workload, const MeasureOptions& o, const Wire&
   Wire w;
   w.compile_ms = compiled.compile_ms;
   w.search_ms = compiled.search_ms;
-  int fds[2];
-  if (pipe(fds) != 0) {
-    std::snprintf(w.error, sizeof(w.error), "failed: pipe: %s", std::strerror(errno));
-    return w;
-  }
-  std::fflush(nullptr);
   const auto t0 = Clock::now();
-  const pid_t parent = getpid();
-  const pid_t pid = fork();
-  if (pid < 0) {
-    close(fds[0]);
-    close(fds[1]);
-    std::snprintf(w.error, sizeof(w.error), "failed: fork: %s", std::strerror(errno));
+  const Forked f = run_forked(
+      [&, parent = getpid()](int fd) {
+        // Killed with its parent (the collector's deadline kills the compiling process), never
+        // left running on its own.
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) _exit(1);
+        guarded(w, [&] {
+          if (workload.unshare) workload.unshare();
+          time_workload(workload, o, lock, w);
+        });
+        write_all(fd, &w, sizeof(w));
+      },
+      budget_s);
+  if (!f.error.empty()) {
+    std::snprintf(w.error, sizeof(w.error), "failed: %s", f.error.c_str());
     return w;
   }
-  if (pid == 0) {
-    // Killed with its parent (the collector's deadline kills the compiling process), never left
-    // running on its own.
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(1);
-    close(fds[0]);
-    guarded(w, [&] {
-      if (workload.unshare) workload.unshare();
-      time_workload(workload, o, lock, w);
-    });
-    write_all(fds[1], &w, sizeof(w));
-    _exit(0);
-  }
-  close(fds[1]);
-  std::string bytes;
-  const bool timed_out = !read_until(fds[0], after(budget_s), bytes);
-  close(fds[0]);
-  if (timed_out) kill(pid, SIGKILL);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (!timed_out && bytes.size() == sizeof(w)) {
-    std::memcpy(reinterpret_cast<char*>(&w), bytes.data(), sizeof(w));
+  if (!f.timed_out && f.bytes.size() == sizeof(w)) {
+    std::memcpy(reinterpret_cast<char*>(&w), f.bytes.data(), sizeof(w));
   } else {
     w.ok = 0;
     std::snprintf(w.error, sizeof(w.error), "%s",
-                  no_report(timed_out, o.timeout_s, status).c_str());
+                  no_report(f.timed_out, o.timeout_s, f.status).c_str());
   }
   w.process_wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
   return w;
@@ -380,36 +402,15 @@ MeasureResult measure_isolated(const std::function<Workload()>& prepare, const M
 std::vector<MeasureResult> measure_processes(const std::function<Workload()>& prepare,
                                              const MeasureOptions& o) {
   const int wanted = std::max(1, o.processes);
-  int fds[2];
-  if (pipe(fds) != 0) {
-    MeasureResult r;
-    r.error = fmt::format("failed: pipe: {}", std::strerror(errno));
-    return {r};
-  }
-  std::fflush(nullptr);  // nothing buffered is written twice
-  const pid_t pid = fork();
-  if (pid < 0) {
-    close(fds[0]);
-    close(fds[1]);
-    MeasureResult r;
-    r.error = fmt::format("failed: fork: {}", std::strerror(errno));
-    return {r};
-  }
-  if (pid == 0) {  // child
-    close(fds[0]);
-    run_child(prepare, o, fds[1]);
-    _exit(0);  // no destructors or atexit handlers of the parent's state
-  }
-  close(fds[1]);
-  std::string bytes;
   // The child enforces each timing process's share itself; this is the backstop.
   const double limit_s = wanted == 1 ? o.timeout_s : o.timeout_s * wanted + 1;
-  const bool timed_out = !read_until(fds[0], after(limit_s), bytes);
-  close(fds[0]);
-  if (timed_out) kill(pid, SIGKILL);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  const Forked f = run_forked([&](int fd) { run_child(prepare, o, fd); }, limit_s);
+  if (!f.error.empty()) {
+    MeasureResult r;
+    r.error = "failed: " + f.error;
+    return {r};
   }
+  const std::string& bytes = f.bytes;
   std::vector<MeasureResult> results;
   for (size_t at = 0; at + sizeof(Wire) <= bytes.size() && results.size() < size_t(wanted);
        at += sizeof(Wire)) {
@@ -420,7 +421,7 @@ std::vector<MeasureResult> measure_processes(const std::function<Workload()>& pr
   }
   if (results.size() < size_t(wanted)) {
     MeasureResult r;
-    r.error = no_report(timed_out, limit_s, status);
+    r.error = no_report(f.timed_out, limit_s, f.status);
     results.push_back(r);
   }
   return results;
@@ -444,57 +445,34 @@ std::string failure_kind(const std::string& error) {
 bool compute_isolated(const std::function<std::string()>& produce, double timeout_s,
                       std::string& bytes, std::string& error) {
   bytes.clear();
-  int fds[2];
-  if (pipe(fds) != 0) {
-    error = fmt::format("pipe: {}", std::strerror(errno));
+  // The child sends a status byte, the length, then the bytes (or the error text).
+  const Forked f = run_forked(
+      [&produce](int fd) {
+        std::string out;
+        char status = 1;
+        try {
+          out = produce();
+        } catch (const std::exception& e) {
+          out = e.what();
+          status = 0;
+        } catch (...) {
+          out = "unknown exception";
+          status = 0;
+        }
+        const uint64_t len = out.size();
+        std::string msg(1, status);
+        msg.append(reinterpret_cast<const char*>(&len), sizeof len);
+        msg += out;
+        write_all(fd, msg.data(), msg.size());
+      },
+      timeout_s);
+  if (!f.error.empty()) {
+    error = f.error;
     return false;
   }
-  std::fflush(nullptr);
-  const pid_t pid = fork();
-  if (pid < 0) {
-    close(fds[0]);
-    close(fds[1]);
-    error = fmt::format("fork: {}", std::strerror(errno));
-    return false;
-  }
-  if (pid == 0) {  // child: a status byte, the length, then the bytes (or the error text)
-    close(fds[0]);
-    std::string out;
-    char status = 1;
-    try {
-      out = produce();
-    } catch (const std::exception& e) {
-      out = e.what();
-      status = 0;
-    } catch (...) {
-      out = "unknown exception";
-      status = 0;
-    }
-    const uint64_t len = out.size();
-    std::string msg(1, status);
-    msg.append(reinterpret_cast<const char*>(&len), sizeof len);
-    msg += out;
-    const char* p = msg.data();
-    size_t left = msg.size();
-    while (left > 0) {
-      const ssize_t n = write(fds[1], p, left);
-      if (n <= 0) break;
-      p += n;
-      left -= static_cast<size_t>(n);
-    }
-    _exit(0);
-  }
-  close(fds[1]);
-  std::string got;
-  const bool timed_out = !read_until(fds[0],
-                                     Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                                        std::chrono::duration<double>(timeout_s)),
-                                     got);
-  close(fds[0]);
-  if (timed_out) kill(pid, SIGKILL);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  const std::string& got = f.bytes;
+  const bool timed_out = f.timed_out;
+  const int status = f.status;
   uint64_t len = 0;
   if (timed_out) {
     error = fmt::format("timeout after {:.1f} s", timeout_s);
