@@ -9,18 +9,43 @@
 # usage: scripts/fork-study.sh   (after scripts/build.sh; about 60 minutes on a 2-core machine,
 #        with nothing else running). OUT (default out/forks); TCOST (default build/tcost);
 #        SHORT=1: only two passes of one process against two compiles of four forks (30 min).
+#        ARENA=1: the buffers in tcost's arena (--arena, docs/collect.md "A layout of tcost's
+#        own") against the heap: two passes of one process under each, then two compiles of
+#        four forks in the arena (about 25 min). ARENA=2: two compiles of four forks each, on
+#        the heap and in the arena, taking turns (about 30 min). ARENA=3: the control, in the
+#        arena: one compile of four forks against four lone measurements one after another
+#        (--compile-each; about 20 min).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-out/forks}
 TCOST=${TCOST:-build/tcost}
 P=$("$TCOST" collect --list | awk '!seen[$2]++ {print $1}' | paste -sd, -)
 COMMON=(--pipelines "$P" --configs-per-graph 9 --seed 7 --no-ast)
-step() {  # NAME PASSES FORKS
+step() {  # NAME PASSES FORKS [FLAG...]
   local t0=$SECONDS
-  "$TCOST" collect --out "$OUT/$1" "${COMMON[@]}" --passes "$2" --forks "$3" >/dev/null 2>&1
-  echo "$1: passes $2 x forks $3 done in $((SECONDS - t0)) s" >&2
+  "$TCOST" collect --out "$OUT/$1" "${COMMON[@]}" --passes "$2" --forks "$3" "${@:4}" \
+    >/dev/null 2>&1
+  echo "$1: passes $2 x forks $3 ${*:4} done in $((SECONDS - t0)) s" >&2
 }
-if [ "${SHORT:-0}" = 1 ]; then
+if [ "${ARENA:-0}" = 3 ]; then
+  step arena-forks4 1 4 --arena
+  step arena-each4 1 4 --arena --compile-each
+  SETS=(arena-forks4 arena-each4)
+elif [ "${ARENA:-0}" = 2 ]; then
+  step forks4 1 4
+  step arena-forks4 1 4 --arena
+  step forks4 2 4
+  step arena-forks4 2 4 --arena
+  SETS=(forks4 arena-forks4)
+elif [ "${ARENA:-0}" = 1 ]; then
+  step passes2 1 1
+  step arena2 1 1 --arena
+  step passes2 2 1
+  step arena2 2 1 --arena
+  step arena-forks4 1 4 --arena
+  step arena-forks4 2 4 --arena
+  SETS=(passes2 arena2 arena-forks4)
+elif [ "${SHORT:-0}" = 1 ]; then
   # The short study: two passes of one process against two compiles of four forks.
   step passes2 1 1
   step forks4 1 4

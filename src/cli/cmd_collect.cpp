@@ -78,6 +78,10 @@ void register_collect(CLI::App& app) {
   cmd->add_flag_callback(
       "--spin-pool", [o] { o->pool = halide::ThreadPool::spinning; },
       "Protocol: run parallel loops on tcost's spinning thread pool, not Halide's");
+  cmd->add_flag_callback(
+      "--arena", [o] { o->placement = halide::Placement::arena; },
+      "Protocol: put the inputs, outputs and every allocation of the runs at the same "
+      "addresses in every measuring process (tcost's arena), not where the heap puts them");
   cmd->add_option("--passes", o->passes,
                   "Protocol: measure every schedule K times, pass after pass, and keep the "
                   "minimum")
@@ -88,6 +92,9 @@ void register_collect(CLI::App& app) {
                   "each a measurement (passes x F per schedule)")
       ->capture_default_str()
       ->check(CLI::Range(1, 16));
+  cmd->add_flag("--compile-each", o->compile_each,
+                "Study: the --forks F measurements of a compile are F lone measurements one "
+                "after another, each compiling for itself (the control of the fork study)");
   cmd->add_flag("--recorded", o->recorded,
                 "Sample nothing new: measure the schedules on record again until each has "
                 "--passes measurements under this run's Halide target");

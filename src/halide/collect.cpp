@@ -316,6 +316,7 @@ CollectSummary collect(const CollectOptions& o) {
   mo.exclusive_until_exit = o.strict_lock;
   mo.pin_threads = o.pin_threads;
   mo.steady_heap = o.steady_heap;
+  mo.compile_each = o.compile_each;
   mo.check_every_run = o.check_every_run;
   mo.timeout_s = o.timeout_s;
   mo.max_run_seconds = o.max_run_seconds;
@@ -325,6 +326,7 @@ CollectSummary collect(const CollectOptions& o) {
   bo.workers = o.workers;
   bo.threads = o.threads;
   bo.pool = o.pool;
+  bo.placement = o.placement;
   if (o.time_budget_min > 0) {
     bo.deadline = std::chrono::steady_clock::now() +
                   std::chrono::duration_cast<std::chrono::steady_clock::duration>(

@@ -52,8 +52,9 @@ struct CollectOptions {
   double tolerance = 0.03;
   bool strict_lock = true;   // MeasureOptions::exclusive_until_exit (--no-strict-lock: false)
   bool pin_threads = false;  // MeasureOptions::pin_threads (--pin-threads)
-  ThreadPool pool = ThreadPool::halide;  // BatchOptions::pool (--spin-pool: spinning)
-  bool steady_heap = false;              // MeasureOptions::steady_heap (--steady-heap)
+  ThreadPool pool = ThreadPool::halide;   // BatchOptions::pool (--spin-pool: spinning)
+  bool steady_heap = false;               // MeasureOptions::steady_heap (--steady-heap)
+  Placement placement = Placement::heap;  // BatchOptions::placement (--arena: arena)
   // --passes K: every schedule (and, with --cross-session, every schedule of the session) is
   // measured K times, pass after pass (each pass over all of them before the next starts), and
   // its runtime is the minimum: repetition in separate processes spaced in time is what the
@@ -63,6 +64,7 @@ struct CollectOptions {
   // one (MeasureOptions::processes), each recorded as a measurement: a schedule gets passes * F
   // measurements, F per compile, at the cost of one compile per pass (docs/collect.md).
   int forks = 1;
+  bool compile_each = false;  // MeasureOptions::compile_each (--compile-each)
   // --recorded: measure again the schedules on record (every successful first measurement of
   // the chosen programs) instead of sampling new ones: with --passes K, each ends with K
   // measurements under this run's Halide target (collect's repeat rounds). This is how a

@@ -402,6 +402,20 @@ MeasureResult measure_isolated(const std::function<Workload()>& prepare, const M
 std::vector<MeasureResult> measure_processes(const std::function<Workload()>& prepare,
                                              const MeasureOptions& o) {
   const int wanted = std::max(1, o.processes);
+  if (o.compile_each && wanted > 1) {
+    // The study's control: as many lone measurements, one after another.
+    MeasureOptions one = o;
+    one.processes = 1;
+    std::vector<MeasureResult> results;
+    for (int i = 0; i < wanted; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      results.push_back(measure_processes(prepare, one).front());
+      results.back().process_wall_s =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (!results.back().ok) break;
+    }
+    return results;
+  }
   // The child enforces each timing process's share itself; this is the backstop.
   const double limit_s = wanted == 1 ? o.timeout_s : o.timeout_s * wanted + 1;
   const Forked f = run_forked([&](int fd) { run_child(prepare, o, fd); }, limit_s);

@@ -53,6 +53,10 @@ struct MeasureOptions {
   // processes are what makes repeated measurements agree (docs/collect.md); forking them from
   // one compile makes each repeat cost its runs, not another compile.
   int processes = 1;
+  // A study's control for `processes` (collect --compile-each): the processes each compile for
+  // themselves, one lone measurement after another, instead of forking from one compile; what
+  // separates them from forks is then the compile alone, not the minutes between passes.
+  bool compile_each = false;
 };
 
 struct MeasureResult {

@@ -84,8 +84,8 @@ BatchSummary measure_batch(ResultLog& log, const std::vector<MeasureJob>& all_jo
       MeasureOptions mo = o.measure;
       mo.processes = 1 + static_cast<int>(j.fork_keys.size());
       const std::vector<MeasureResult> results = measure_processes(
-          std::function<Workload()>([&j, th = o.threads, pool = o.pool] {
-            return schedule_workload(*j.program, j.schedule, th, j.reference, pool);
+          std::function<Workload()>([&j, th = o.threads, pool = o.pool, at = o.placement] {
+            return schedule_workload(*j.program, j.schedule, th, j.reference, pool, at);
           }),
           mo);
       const double wall_s =

@@ -36,9 +36,10 @@ std::string measurement_key(const Program& p, const Schedule& s);
 
 struct BatchOptions {
   MeasureOptions measure;
-  int workers = 2;                       // measurements in flight
-  int threads = 2;                       // Halide threads in timed runs
-  ThreadPool pool = ThreadPool::halide;  // the pool that runs them
+  int workers = 2;                        // measurements in flight
+  int threads = 2;                        // Halide threads in timed runs
+  ThreadPool pool = ThreadPool::halide;   // the pool that runs them
+  Placement placement = Placement::heap;  // where their buffers lie
   // Start no measurement past this point (a time budget); the default never stops.
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };

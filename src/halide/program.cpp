@@ -25,6 +25,7 @@
 
 #include "core/error.h"
 #include "core/opcodes.h"
+#include "halide/arena.h"
 #include "halide/program_halide.h"
 #include "halide/spin_pool.h"
 
@@ -1103,13 +1104,53 @@ int spinning_par_for(JITUserContext* ctx, int (*f)(JITUserContext*, int, uint8_t
           &env, min, extent);
 }
 
+// The JIT's malloc handlers under Placement::arena: blocks of the measuring arena; when it is
+// full, the heap's, aligned as Halide's own are.
+void* arena_malloc(JITUserContext*, size_t bytes) {
+  if (void* p = measuring_arena().allocate(bytes)) return p;
+  return std::aligned_alloc(128, (bytes + 127) / 128 * 128);
+}
+
+void arena_free(JITUserContext*, void* p) {
+  Arena& arena = measuring_arena();
+  if (p == nullptr || arena.release(p) || arena.contains(p)) return;
+  std::free(p);  // from the heap, when the arena was full
+}
+
+// Copies the buffers' memory into the measuring arena and points them at the copies, then
+// overwrites what they leave (all copies first: two buffers may view one memory). Buffers
+// already there stay.
+void place_in_arena(const std::vector<Buffer<>*>& buffers) {
+  Arena& arena = measuring_arena();
+  std::vector<std::pair<halide_buffer_t*, uint8_t*>> moved;  // buffer, its old memory
+  for (Buffer<>* b : buffers) {
+    halide_buffer_t* raw = b->raw_buffer();
+    if (raw->host == nullptr || arena.contains(raw->host)) continue;
+    const size_t bytes = raw->size_in_bytes();
+    auto* to = static_cast<uint8_t*>(arena.place(bytes));
+    std::memcpy(to, raw->begin(), bytes);
+    moved.emplace_back(raw, raw->host);
+    raw->host = to + (raw->host - raw->begin());
+  }
+  for (auto& [raw, old] : moved) {
+    const size_t bytes = raw->size_in_bytes();
+    std::memset(old - (raw->host - raw->begin()), 0xA5, bytes);
+  }
+}
+
 // JIT-compiles the pipeline as its Funcs are scheduled now; returns a run into `outs`.
 std::function<void()> compiled_run(Program::Impl& p, std::shared_ptr<std::vector<Buffer<>>> outs,
-                                   ThreadPool pool = ThreadPool::halide, int threads = 1) {
+                                   ThreadPool pool = ThreadPool::halide, int threads = 1,
+                                   Placement placement = Placement::heap) {
   auto pipeline = std::make_shared<Pipeline>(p.outputs);
   if (pool == ThreadPool::spinning) {
     spinning_threads = threads;
     pipeline->jit_handlers().custom_do_par_for = &spinning_par_for;
+  }
+  if (placement == Placement::arena) {
+    measuring_arena();  // mapped now: a failure is the compile's
+    pipeline->jit_handlers().custom_malloc = &arena_malloc;
+    pipeline->jit_handlers().custom_free = &arena_free;
   }
   const Target target = p.target;
   pipeline->compile_jit(target);
@@ -1155,14 +1196,21 @@ struct Compiled {
 };
 
 Compiled compile(const Program& program, const Schedule& s, int threads,
-                 ThreadPool pool = ThreadPool::halide) {
+                 ThreadPool pool = ThreadPool::halide, Placement placement = Placement::heap) {
   setenv("HL_NUM_THREADS", std::to_string(threads).c_str(), 1);
   Program::Impl& p = program.impl();
   try {
     p.bind_inputs();
     apply_schedule(program, s);
     auto outs = std::make_shared<std::vector<Buffer<>>>(output_buffers(p));
-    return {compiled_run(p, outs, pool, threads), outs};
+    Compiled c{compiled_run(p, outs, pool, threads, placement), outs};
+    if (placement == Placement::arena) {
+      std::vector<Buffer<>*> buffers;
+      for (auto& b : p.buffers) buffers.push_back(&b);
+      for (auto& b : *outs) buffers.push_back(&b);
+      place_in_arena(buffers);
+    }
+    return c;
   } catch (const Halide::Error& e) {
     throw std::runtime_error(std::string("Halide rejected the schedule: ") + e.what());
   }
@@ -1184,9 +1232,13 @@ const char* thread_pool_name(ThreadPool pool) {
   return pool == ThreadPool::spinning ? "spinning" : "halide";
 }
 
+const char* placement_name(Placement placement) {
+  return placement == Placement::arena ? "arena" : "heap";
+}
+
 Workload schedule_workload(const Program& program, const Schedule& s, int threads,
-                           const Outputs* reference, ThreadPool pool) {
-  const Compiled c = compile(program, s, threads, pool);
+                           const Outputs* reference, ThreadPool pool, Placement placement) {
+  const Compiled c = compile(program, s, threads, pool, placement);
   return checked(c.run, c.outs, program, reference);
 }
 

@@ -69,10 +69,19 @@ std::string compare_outputs(const Program& p, const Outputs& want, const Outputs
 enum class ThreadPool { halide, spinning };
 const char* thread_pool_name(ThreadPool pool);
 
+// Where a measured program's buffers lie: where the measuring process's heap puts them, or in
+// its arena (arena.h) at the same addresses in every process: the inputs and outputs copied
+// there after the compile (the copies they leave are overwritten, so a run that read them would
+// fail its output check), and every allocation of the pipeline's runs made there through the
+// JIT's malloc handlers (docs/collect.md, "A layout of tcost's own").
+enum class Placement { heap, arena };
+const char* placement_name(Placement placement);
+
 // What a measuring child process times: the program JIT-compiled under `s`; with a reference,
 // its outputs are checked against it after timing (measure.h).
 Workload schedule_workload(const Program& p, const Schedule& s, int threads,
-                           const Outputs* reference, ThreadPool pool = ThreadPool::halide);
+                           const Outputs* reference, ThreadPool pool = ThreadPool::halide,
+                           Placement placement = Placement::heap);
 // The same for one of Halide's own autoschedulers ("Adams2019", "Mullapudi2016", "Li2018"),
 // loaded from `plugin` and run in the child on machine parameters (cores, last-level cache
 // bytes, balance 40); Workload::search_ms is its search time. The schedule is Halide's, not

@@ -7,6 +7,7 @@
 
 #include "core/ast.h"
 #include "core/tpugraphs_io.h"
+#include "halide/arena.h"
 #include "halide/collect.h"
 #include "halide/datasets.h"
 #include "halide/featurize.h"
@@ -26,9 +27,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <random>
 #include <set>
 
@@ -108,6 +111,68 @@ TEST(SpinPool, RunsEveryIndexOnceAndReportsFailures) {
   EXPECT_EQ(count.load(), 64);
   EXPECT_EQ(pool.par_for([](void*, int) { return 1; }, nullptr, 0, 0), 0);
   EXPECT_GE(pool.loops(), 54u);
+}
+
+// The arena gives the same addresses to the same requests, whatever came before in the process:
+// placed blocks one page after another at staggered offsets, allocations first fit from the
+// lowest address, freed blocks merged and handed out again; it refuses what does not fit and
+// pointers that are not its own, and an address that is taken.
+TEST(Arena, TheSameRequestsGetTheSameAddresses) {
+  constexpr uintptr_t kAt = 0x6b0000000000;
+  constexpr size_t kBytes = size_t{16} << 20;  // 8 MiB placed, 8 MiB allocated
+  const auto sequence = [&](Arena& a) {
+    std::vector<uintptr_t> got;
+    const auto off = [&](void* p) { got.push_back(reinterpret_cast<uintptr_t>(p) - kAt); };
+    off(a.place(100));
+    off(a.place(5000));
+    off(a.place(1));
+    void* x = a.allocate(1000);
+    void* y = a.allocate(300);
+    void* z = a.allocate(4096);
+    off(x);
+    off(y);
+    off(z);
+    EXPECT_TRUE(a.release(y));
+    off(a.allocate(200));  // first fit: y's range
+    EXPECT_TRUE(a.release(x));
+    EXPECT_TRUE(a.release(z));
+    // x's range is too small; what y's left, z's and what follows are merged into one that fits.
+    off(a.allocate(1024 + 4096));
+    return got;
+  };
+  std::vector<uintptr_t> first;
+  {
+    Arena a(kAt, kBytes);
+    EXPECT_THROW(Arena(kAt, kBytes), std::runtime_error);  // taken
+    first = sequence(a);
+    EXPECT_EQ(a.allocations(), 5);
+    EXPECT_FALSE(a.release(reinterpret_cast<void*>(kAt + 64)));  // placed, not allocated
+    int local = 0;
+    EXPECT_FALSE(a.release(&local));
+    EXPECT_FALSE(a.contains(&local));
+    EXPECT_EQ(a.allocate(kBytes), nullptr);
+    EXPECT_THROW(a.place(kBytes / 2), std::runtime_error);
+  }
+  const std::vector<uintptr_t> want = {0,
+                                       4096 + 512,
+                                       3 * 4096 + 1024,
+                                       kBytes / 2,
+                                       kBytes / 2 + 1024,
+                                       kBytes / 2 + 1024 + 384,
+                                       kBytes / 2 + 1024,
+                                       kBytes / 2 + 1280};
+  EXPECT_EQ(first, want);
+  // Another arena at the same address, after other memory was taken and given back.
+  std::vector<std::unique_ptr<char[]>> churn;
+  for (int i = 0; i < 100; ++i) churn.emplace_back(new char[static_cast<size_t>(i) * 1000 + 1]);
+  churn.clear();
+  Arena again(kAt, kBytes);
+  EXPECT_EQ(sequence(again), first);
+  // Its memory is usable: written and read back.
+  auto* p = static_cast<char*>(again.allocate(1 << 20));
+  ASSERT_NE(p, nullptr);
+  std::memset(p, 7, 1 << 20);
+  EXPECT_EQ(p[(1 << 20) - 1], 7);
 }
 
 TEST(Measure, TimesAWorkloadAndOrdersUnequalOnes) {
@@ -309,6 +374,26 @@ TEST(Measure, ForkedProcessesTimeOneCompile) {
       measure_processes([]() -> Workload { throw std::runtime_error("bad schedule"); }, o);
   ASSERT_EQ(rejected.size(), 1u);
   EXPECT_EQ(rejected[0].error, "failed: bad schedule");
+  // The control (compile_each): three lone measurements, each compiling in its own process, no
+  // timing process forked from a compile; the first failure ends them too.
+  std::filesystem::remove(trace);
+  o.timeout_s = 20;
+  o.compile_each = true;
+  const std::vector<MeasureResult> each = measure_processes(workload(""), o);
+  ASSERT_EQ(each.size(), 3u);
+  const auto compiles = lines_of(trace);
+  ASSERT_EQ(compiles.size(), 3u);
+  std::set<std::string> compiling;
+  for (const auto& line : compiles) {
+    EXPECT_EQ(line.rfind("compile ", 0), 0u) << line;
+    compiling.insert(line);
+  }
+  EXPECT_EQ(compiling.size(), 3u);
+  for (const auto& r : each) {
+    EXPECT_TRUE(r.ok) << r.error;
+    EXPECT_GT(r.process_wall_s, 0.0);
+  }
+  EXPECT_EQ(measure_processes([]() -> Workload { throw std::runtime_error("bad"); }, o).size(), 1u);
   std::filesystem::remove(trace);
   std::filesystem::remove(o.lock_path);
 }
@@ -1006,12 +1091,15 @@ TEST(Collect, PassesKeepTheMinimumAndCrossSessionComparesThem) {
 // --forks 2 --passes 2: every schedule measured four times, two timing processes per compile
 // in each pass (records say which fork they were), the datasets keep the minimum of the four,
 // the manifest states the forks, a rerun measures nothing, and a later run (--cross-session)
-// times its schedules in forks too.
+// times its schedules in forks too. The buffers lie in the arena (--arena), and every forked
+// measurement's outputs are checked (--check).
 TEST(Collect, ForksTimeEachCompileInSeveralProcesses) {
   const auto dir = fresh_dir("forks");
   CollectOptions o = small_collection(dir, 2);
   o.passes = 2;
   o.forks = 2;
+  o.placement = Placement::arena;
+  o.check = true;
   const CollectSummary s = collect(o);
   EXPECT_EQ(s.measured + s.failed, 12);  // 3 schedules x 2 passes x 2 forks
   {
@@ -1022,6 +1110,7 @@ TEST(Collect, ForksTimeEachCompileInSeveralProcesses) {
     for (const auto& rec : log.records()) {
       if (rec.value("pass", 1) != 1) continue;
       ASSERT_TRUE(rec.value("ok", false)) << rec.dump();
+      EXPECT_TRUE(rec.value("checked", false));
       EXPECT_EQ(rec.value("fork", 0), 1);
       const auto passes = passes_of(log, rec);
       ASSERT_EQ(passes.size(), 4u) << rec.at("key");
@@ -1040,6 +1129,7 @@ TEST(Collect, ForksTimeEachCompileInSeveralProcesses) {
   std::ifstream in(dir / "manifest.json");
   const auto manifest = nlohmann::json::parse(in);
   EXPECT_EQ(manifest.at("protocol").at("forks"), 2);
+  EXPECT_EQ(manifest.at("protocol").at("buffers"), "arena");
   EXPECT_EQ(manifest.at("counts").at("schedules_by_measurements_on_data_cpu").at("4"), 3);
   const CollectSummary again = collect(o);
   EXPECT_EQ(again.measured + again.failed, 0);

@@ -13,6 +13,7 @@
 
 #include "core/error.h"
 #include "core/opcodes.h"
+#include "halide/arena.h"
 #include "halide/featurize.h"
 #include "halide/measure.h"
 #include "halide/measure_batch.h"
@@ -223,13 +224,15 @@ TEST(Program, AMissingEstimateIsAnErrorThatNamesIt) {
 // differently), each checked in a measuring child process as tuning checks them. Halide 14
 // crashes on a few schedules of the image pipelines (an aligned vector move from a misaligned
 // address, docs/collect.md): those are recorded failures, never wrong answers. One parallel
-// sample of each program runs on the spinning pool too (collect --spin-pool).
+// sample of each program runs on the spinning pool too (collect --spin-pool), and three with
+// their buffers in the arena (collect --arena).
 TEST(Program, SampledZooSchedulesComputeTheDefaultsOutput) {
   MeasureOptions mo;
   mo.timeout_s = 60;
   mo.warmup_runs = 0;
   mo.min_runs = mo.max_runs = 1;
   int ok = 0, total = 0, spun_ok = 0, spun_total = 0;
+  int placed_ok = 0, placed_total = 0, placed_allocated = 0;
   for (const char* name :
        {"softmax_512x512", "conv3x3_28x32x32", "histogram_eq_640x480", "pyramid_1024x768",
         "harris_512x384", "resnet_basic_14x64", "unsharp_u8_1024x768", "row_stats_512x1024",
@@ -269,6 +272,34 @@ TEST(Program, SampledZooSchedulesComputeTheDefaultsOutput) {
       EXPECT_EQ(spun.error.find("wrong output"), std::string::npos) << spun.error;
       break;
     }
+    // With the buffers in the arena (collect --arena) samples compute the same outputs: the
+    // inputs lie there (the copies they left are overwritten, so reading those would show as a
+    // wrong output), and the runs' allocations come from it.
+    for (size_t i = 1; i < samples.size() && i <= 3; ++i) {
+      const MeasureResult placed = measure_isolated(
+          std::function<Workload()>([&] {
+            Workload w = schedule_workload(prog, samples[i], 2, &reference, ThreadPool::halide,
+                                           Placement::arena);
+            w.check = [check = w.check, &prog] {
+              const std::string e = check();
+              if (!e.empty()) return e;
+              for (auto& b : prog.impl().buffers) {
+                if (!measuring_arena().contains(b.raw_buffer()->host))
+                  return std::string("an input outside the arena");
+              }
+              return measuring_arena().allocations() > 0 ? e : std::string("nothing allocated");
+            };
+            return w;
+          }),
+          mo);
+      const bool none = placed.error.find("nothing allocated") != std::string::npos;
+      ++placed_total;
+      placed_ok += placed.ok || none ? 1 : 0;
+      placed_allocated += placed.ok ? 1 : 0;
+      if (!none) {
+        EXPECT_EQ(placed.error.find("wrong output"), std::string::npos) << placed.error;
+      }
+    }
     // The check itself: a reference that differs in one value is caught.
     Outputs wrong = reference;
     wrong[0][wrong[0].size() / 2] += 1000;
@@ -283,6 +314,8 @@ TEST(Program, SampledZooSchedulesComputeTheDefaultsOutput) {
   EXPECT_GE(ok, total * 8 / 10) << ok << " of " << total << " ran";
   EXPECT_GE(spun_total, 8);
   EXPECT_GE(spun_ok, spun_total * 8 / 10) << spun_ok << " of " << spun_total << " ran spinning";
+  EXPECT_GE(placed_ok, placed_total * 8 / 10) << placed_ok << " of " << placed_total << " placed";
+  EXPECT_GE(placed_allocated, placed_total / 4) << placed_allocated << " allocated in the arena";
 }
 
 }  // namespace
