@@ -24,7 +24,8 @@ HEAP=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=17179869184:glibc.mallo
 # large blocks), so every buffer of 64 KiB or more is mapped afresh, at the same offset in its
 # page, whatever heap the compile left.
 MMAP=glibc.malloc.mmap_threshold=65536
-# arena: collect --arena (the buffers in tcost's arena; docs/collect.md, "A layout of tcost's own").
+# arena: collect --arena (the buffers in tcost's arena; docs/collect.md, "A layout of tcost's own");
+# arena-pin: with --pin-threads too.
 KNOBS=(default spin-pool pin-threads one-worker steady-heap one-thread)
 [ $# -gt 0 ] && KNOBS=("$@")
 declare -A FLAGS=(
@@ -38,6 +39,7 @@ declare -A FLAGS=(
   [spin-heap]="--spin-pool --steady-heap"
   [mmap-buffers]=""
   [arena]="--arena"
+  [arena-pin]="--arena --pin-threads"
 )
 COMMON=(--pipelines "$PROGRAMS" --configs-per-graph 9 --seed "$SEED" --no-ast --passes "$PASSES")
 for r in $(seq 1 "$ROUNDS"); do
