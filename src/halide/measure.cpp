@@ -485,13 +485,11 @@ bool compute_isolated(const std::function<std::string()>& produce, double timeou
     return false;
   }
   const std::string& got = f.bytes;
-  const bool timed_out = f.timed_out;
-  const int status = f.status;
   uint64_t len = 0;
-  if (timed_out) {
+  if (f.timed_out) {
     error = fmt::format("timeout after {:.1f} s", timeout_s);
-  } else if (WIFSIGNALED(status)) {
-    error = fmt::format("crashed (signal {})", WTERMSIG(status));
+  } else if (WIFSIGNALED(f.status)) {
+    error = fmt::format("crashed (signal {})", WTERMSIG(f.status));
   } else if (got.size() < 1 + sizeof len ||
              (std::memcpy(&len, got.data() + 1, sizeof len), got.size() != 1 + sizeof len + len)) {
     error = "the child exited before reporting";
