@@ -98,6 +98,9 @@ void register_collect(CLI::App& app) {
   cmd->add_flag("--recorded", o->recorded,
                 "Sample nothing new: measure the schedules on record again until each has "
                 "--passes measurements under this run's Halide target");
+  cmd->add_option("--schedules-from", o->schedules_from,
+                  "Sample nothing: measure the schedules another collection (DIR) measured on "
+                  "its CPU, under the same keys (a collection measured again on this CPU)");
   cmd->add_flag("--check", o->check,
                 "Compare every measured schedule's outputs with the default schedule's; a "
                 "difference is a recorded failure");

@@ -264,8 +264,44 @@ MergeSummary merge_collections(const std::vector<std::string>& dirs, const std::
   return summary;
 }
 
+namespace {
+
+// The schedules of `programs` in the collection at `dir` (--schedules-from): those whose first
+// measurement succeeded on the collection's CPU, in its order, one list per program.
+std::vector<std::vector<Schedule>> recorded_schedules(const std::string& dir,
+                                                      const std::vector<Program>& programs) {
+  const ResultLog log = ResultLog::read_only((fs::path(dir) / "measurements.jsonl").string());
+  const MeasuredOn on{"", data_cpu(dir)};
+  const auto first = first_pass_by_program(log);
+  std::vector<std::vector<Schedule>> out;
+  for (const auto& p : programs) {
+    out.emplace_back();
+    const auto it = first.find(p.name());
+    if (it == first.end()) continue;
+    for (size_t i : it->second) {
+      const auto& rec = log.records()[i];
+      if (passes_under(log, rec, on, /*ok_only=*/true) == 0) continue;
+      Schedule s = schedule_from_json(rec.at("schedule"));
+      if (measurement_key(p, s) != rec.at("key").get<std::string>())
+        throw InputError(fmt::format("{}: the record {} is not the schedule it holds", dir,
+                                     rec.at("key").get<std::string>()));
+      out.back().push_back(std::move(s));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 CollectSummary collect(const CollectOptions& o) {
   if (o.out.empty()) throw UsageError("--out is required");
+  if (!o.schedules_from.empty() && (o.recorded || o.cross_session > 0))
+    throw UsageError(
+        "--schedules-from measures another collection's schedules: not with "
+        "--recorded or --cross-session");
+  std::error_code unused;
+  if (!o.schedules_from.empty() && fs::equivalent(o.schedules_from, o.out, unused))
+    throw UsageError("--schedules-from names the --out collection itself (use --recorded)");
   if (o.configs_per_graph < 1) throw UsageError("--configs-per-graph must be at least 1");
   if (o.passes < 1) throw UsageError("--passes must be at least 1");
   if (o.forks < 1) throw UsageError("--forks must be at least 1");
@@ -300,7 +336,12 @@ CollectSummary collect(const CollectOptions& o) {
   CollectSummary summary;
   std::vector<std::vector<Schedule>> planned;
   int64_t total = 0;
+  if (!o.schedules_from.empty()) {
+    planned = recorded_schedules(o.schedules_from, programs);
+    for (const auto& s : planned) total += static_cast<int64_t>(s.size());
+  }
   for (const auto& p : programs) {
+    if (!o.schedules_from.empty()) break;
     planned.push_back(sample_schedules(p.info(), o.configs_per_graph, o.seed));
     std::set<std::string> keys;
     for (const auto& s : planned.back()) keys.insert(schedule_key(s));

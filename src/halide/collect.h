@@ -70,6 +70,12 @@ struct CollectOptions {
   // measurements under this run's Halide target (collect's repeat rounds). This is how a
   // collection taken with fewer passes, or under another target, is brought to the protocol.
   bool recorded = false;
+  // --schedules-from DIR: measure the schedules of another collection instead of a sample: for
+  // each chosen program, every schedule whose first measurement in DIR succeeded on DIR's CPU
+  // (what DIR's datasets hold), under the same keys. How a collection is
+  // measured again on another CPU (collections are one CPU's). DIR is only read;
+  // --configs-per-graph and --sketches do not apply.
+  std::string schedules_from;
   // --check: every measurement's outputs (after its timed runs) are compared with the default
   // schedule's, computed once per program in a child; a difference is a recorded failure
   // ("wrong output: ..."), and checked records say so ("checked": true), as the tuner's do.

@@ -12,11 +12,16 @@
 
 namespace tcost::halide {
 
-ResultLog::ResultLog(std::string path) : path_(std::move(path)) {
+ResultLog::ResultLog(std::string path) : ResultLog(std::move(path), false) {}
+
+ResultLog ResultLog::read_only(std::string path) { return ResultLog(std::move(path), true); }
+
+ResultLog::ResultLog(std::string path, bool read_only) : path_(std::move(path)) {
   std::vector<std::string> lines;
   bool last_complete = true;
   {
     std::ifstream in(path_, std::ios::binary);
+    if (read_only && !in) throw InputError(fmt::format("{}: cannot read", path_));
     std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     size_t start = 0;
     while (start < content.size()) {
@@ -46,6 +51,7 @@ ResultLog::ResultLog(std::string path) : path_(std::move(path)) {
     index_[j["key"].get<std::string>()] = records_.size();
     records_.push_back(std::move(j));
   }
+  if (read_only) return;
   if (!last_complete) {
     // Rewrite without the cut line, so that appends start on a fresh line.
     std::ofstream out(path_ + ".tmp", std::ios::binary | std::ios::trunc);
@@ -65,6 +71,7 @@ ResultLog::~ResultLog() {
 }
 
 void ResultLog::append(const nlohmann::json& record) {
+  if (file_ == nullptr) throw InternalError(fmt::format("{}: opened read-only", path_));
   if (!record.contains("key") || !record["key"].is_string()) {
     throw InternalError("a result record needs a string \"key\"");
   }

@@ -17,6 +17,10 @@ class ResultLog {
  public:
   // Opens (creating if needed) the log at `path` and reads the records already there.
   explicit ResultLog(std::string path);
+  // Reads the log at `path` and never writes it (another collection's records): a missing file
+  // is an InputError, a line cut short at the end is left as it is (ignored), and append() is
+  // an InternalError.
+  static ResultLog read_only(std::string path);
   ~ResultLog();
   ResultLog(const ResultLog&) = delete;
   ResultLog& operator=(const ResultLog&) = delete;
@@ -30,6 +34,7 @@ class ResultLog {
   void append(const nlohmann::json& record);
 
  private:
+  ResultLog(std::string path, bool read_only);
   std::string path_;
   std::FILE* file_ = nullptr;
   std::vector<nlohmann::json> records_;

@@ -57,7 +57,12 @@ DistEnv dist_env_from_environment() {
 }
 
 struct ProcessGroup::Impl {
-  static std::atomic<Impl*> live;  // the group alive in this process, for on_terminate
+  // The group alive in this process, for on_terminate; read and written with std::atomic_load
+  // and std::atomic_store. on_terminate holds its own reference while it reports (which takes
+  // seconds: lost_ranks), so the main thread's destruction of the group cannot free it meanwhile.
+  static std::shared_ptr<Impl> live;
+  // Set while on_terminate reports: the group's destructor then waits for it to end the process.
+  static std::atomic<bool> terminating;
   static std::terminate_handler previous_terminate;
   [[noreturn]] static void on_terminate();
 
@@ -184,11 +189,13 @@ struct ProcessGroup::Impl {
 // abort the process with SIGABRT before the main thread's collective reports the loss. While a
 // group is alive, such an exception ends the process as a failed collective does: one
 // "tcost: error: ... lost rank N" line and exit status 1.
-std::atomic<ProcessGroup::Impl*> ProcessGroup::Impl::live{nullptr};
+std::shared_ptr<ProcessGroup::Impl> ProcessGroup::Impl::live;
+std::atomic<bool> ProcessGroup::Impl::terminating{false};
 std::terminate_handler ProcessGroup::Impl::previous_terminate = nullptr;
 
 void ProcessGroup::Impl::on_terminate() {
-  Impl* impl = live.load();
+  const std::shared_ptr<Impl> impl = std::atomic_load(&live);
+  if (impl != nullptr) terminating = true;
   const std::exception_ptr current = std::current_exception();
   if (impl != nullptr && current != nullptr) {
     std::string what = "an unknown exception";
@@ -208,7 +215,7 @@ void ProcessGroup::Impl::on_terminate() {
 }
 
 ProcessGroup::ProcessGroup(const DistEnv& env, std::chrono::milliseconds timeout)
-    : impl_(std::make_unique<Impl>()) {
+    : impl_(std::make_shared<Impl>()) {
   impl_->env = env;
   impl_->timeout = timeout;
   // A peer that dies closes its sockets: writing to them must be an error to report, not a
@@ -249,7 +256,7 @@ ProcessGroup::ProcessGroup(const DistEnv& env, std::chrono::milliseconds timeout
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
   });
-  Impl::live = impl_.get();
+  std::atomic_store(&Impl::live, impl_);
   if (Impl::previous_terminate == nullptr)
     Impl::previous_terminate = std::set_terminate(Impl::on_terminate);
   // Fault injection for tests/dist: a thread of this process throws where nothing catches it,
@@ -262,8 +269,14 @@ ProcessGroup::ProcessGroup(const DistEnv& env, std::chrono::milliseconds timeout
 }
 
 ProcessGroup::~ProcessGroup() {
+  // Another thread's uncaught exception is being reported (on_terminate, seconds: it names the
+  // lost ranks) and will end the process with its error and status 1. Returning from here could
+  // let the main thread end it first, with status 0 (training that stops early finishes within
+  // those seconds): wait for it, a minute at most.
+  for (int i = 0; i < 600 && Impl::terminating.load(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   *impl_->stop = true;
-  Impl::live = nullptr;
+  std::atomic_store(&Impl::live, std::shared_ptr<Impl>());
   if (impl_->failed) {
     // A peer is gone: Gloo's threads may wait on it forever. Leave them and the store to the
     // process's exit instead of joining them here.

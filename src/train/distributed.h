@@ -58,7 +58,7 @@ class ProcessGroup {
 
  private:
   struct Impl;
-  std::unique_ptr<Impl> impl_;
+  std::shared_ptr<Impl> impl_;  // shared with on_terminate while it reports a failure
 };
 
 }  // namespace tcost::train

@@ -48,9 +48,12 @@ for a, b, c in zip(w1, w2, r2):
           f"{c['train_loss']:.6f}; valid {a['valid_metric']:.4f} / {b['valid_metric']:.4f}")
 PYEOF
 
-# 3. Killed processes. LONG trains long enough to be killed mid-run.
-LONG=(--data "$OUT/data" --model tgraph --epochs 500 --batch-graphs 2 --threads 1 --seed 5
-  --hidden 32 --quiet --dist-timeout 20 --out "$OUT/k.pt")
+# 3. Killed processes. LONG trains long enough to be killed mid-run: 500 epochs of 0.05-0.1 s,
+# no early stopping (which ended it after about 30 epochs, 2-3 s: sooner than a fault in one
+# rank is reported, which takes the 2.5 s of looking for the lost ranks, so the other rank
+# could finish cleanly and exit 0).
+LONG=(--data "$OUT/data" --model tgraph --epochs 500 --patience 1000 --batch-graphs 2 --threads 1
+  --seed 5 --hidden 32 --quiet --dist-timeout 20 --out "$OUT/k.pt")
 first_epoch() {  # waits until rank 0 logged an epoch
   for _ in $(seq 1 600); do
     [ -s "$OUT/k.pt.log.jsonl" ] && return 0

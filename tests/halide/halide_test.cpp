@@ -1199,6 +1199,55 @@ TEST(Collect, RecordedBringsEverySchedulesMeasurementsToThePasses) {
   std::filesystem::remove_all(dir);
 }
 
+// --schedules-from DIR measures another collection's schedules instead of a sample: those whose
+// first measurement succeeded on DIR's CPU, under the same keys; DIR is only read (a line cut
+// short at its end stays as it was).
+TEST(Collect, SchedulesFromAnotherCollectionAreMeasuredUnderTheirKeys) {
+  const auto from = fresh_dir("schedules_from_a"), dir = fresh_dir("schedules_from_b");
+  collect(small_collection(from, 3));
+  const auto path = from / "measurements.jsonl";
+  std::vector<nlohmann::json> records = ResultLog(path.string()).records();
+  ASSERT_EQ(records.size(), 4u);    // the default and 3 samples
+  records[2]["cpu"] = "Other CPU";  // not in the datasets: left out
+  records[3]["ok"] = false;         // failed: left out
+  write_log(path, records);
+  { std::ofstream(path, std::ios::app) << R"({"key": "cut sh)"; }
+  const auto bytes = [](const std::filesystem::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  const std::string before = bytes(path);
+
+  CollectOptions o = small_collection(dir, 10);  // would sample 10: --schedules-from samples none
+  o.schedules_from = from.string();
+  const CollectSummary s = collect(o);
+  EXPECT_EQ(s.measured + s.failed, 2);
+  const ResultLog log((dir / "measurements.jsonl").string());
+  ASSERT_EQ(log.records().size(), 2u);  // in the order they finished (two workers)
+  for (int i : {0, 1}) {
+    const nlohmann::json* r = log.find(records[static_cast<size_t>(i)].at("key"));
+    ASSERT_NE(r, nullptr) << i;
+    EXPECT_EQ(r->at("schedule"), records[static_cast<size_t>(i)].at("schedule"));
+  }
+  EXPECT_EQ(bytes(path), before);
+  std::ifstream in(dir / "manifest.json");
+  EXPECT_EQ(nlohmann::json::parse(in).at("protocol").at("schedules_from"), from.string());
+  EXPECT_EQ(collect(o).measured, 0);  // resumes: nothing left
+
+  CollectOptions bad = o;
+  bad.recorded = true;
+  EXPECT_THROW(collect(bad), UsageError);
+  bad = o;
+  bad.schedules_from = dir.string();  // itself
+  EXPECT_THROW(collect(bad), UsageError);
+  bad = o;
+  bad.schedules_from = (dir / "missing").string();
+  EXPECT_THROW(collect(bad), InputError);
+  EXPECT_THROW(ResultLog::read_only(path.string()).append({{"key", "x"}}), InternalError);
+  std::filesystem::remove_all(from);
+  std::filesystem::remove_all(dir);
+}
+
 // One CPU per collection: its datasets take only the runtimes measured on the CPU its manifest
 // names; a schedule never measured there is left out, and the noise figures stated are those of
 // the latest later run on that CPU, whatever ran after it on another.
