@@ -335,20 +335,17 @@ CollectSummary collect(const CollectOptions& o) {
   ResultLog log((fs::path(o.out) / "measurements.jsonl").string());
   CollectSummary summary;
   std::vector<std::vector<Schedule>> planned;
-  int64_t total = 0;
   if (!o.schedules_from.empty()) {
     planned = recorded_schedules(o.schedules_from, programs);
-    for (const auto& s : planned) total += static_cast<int64_t>(s.size());
-  }
-  for (const auto& p : programs) {
-    if (!o.schedules_from.empty()) break;
-    planned.push_back(sample_schedules(p.info(), o.configs_per_graph, o.seed));
-    std::set<std::string> keys;
-    for (const auto& s : planned.back()) keys.insert(schedule_key(s));
-    for (auto& s : sketch_schedules(p.info(), o.sketches, o.seed)) {
-      if (keys.insert(schedule_key(s)).second) planned.back().push_back(std::move(s));
+  } else {
+    for (const auto& p : programs) {
+      planned.push_back(sample_schedules(p.info(), o.configs_per_graph, o.seed));
+      std::set<std::string> keys;
+      for (const auto& s : planned.back()) keys.insert(schedule_key(s));
+      for (auto& s : sketch_schedules(p.info(), o.sketches, o.seed)) {
+        if (keys.insert(schedule_key(s)).second) planned.back().push_back(std::move(s));
+      }
     }
-    total += static_cast<int64_t>(planned.back().size());
   }
   MeasureOptions mo;
   mo.warmup_runs = o.warmup_runs;
