@@ -27,13 +27,13 @@ PROGRAMS=segment_sum_32x16384x128,row_stats_1024x256,batched_matmul_16x64,matmul
 PROTOCOLS=(heap arena-pin)
 declare -A FLAGS=([heap]="" [arena-pin]="--arena --pin-threads")
 COMMON=(--pipelines "$PROGRAMS" --configs-per-graph 39 --seed 11 --no-ast)
+case "$MODE" in
+  first) what=() ;;
+  later) what=(--cross-session 40 --session "$SESSION") ;;
+  *) echo "unknown mode $MODE (first or later)" >&2; exit 2 ;;
+esac
 for k in $(seq 1 "$PASSES"); do
   for p in "${PROTOCOLS[@]}"; do
-    case "$MODE" in
-      first) what=() ;;
-      later) what=(--cross-session 40 --session "$SESSION") ;;
-      *) echo "unknown mode $MODE (first or later)" >&2; exit 2 ;;
-    esac
     # shellcheck disable=SC2086
     "$TCOST" collect --out "$OUT/$p" "${COMMON[@]}" "${what[@]}" --passes "$k" ${FLAGS[$p]} \
       >"$OUT/$p.log" 2>&1 || { tail -5 "$OUT/$p.log" >&2; exit 1; }
