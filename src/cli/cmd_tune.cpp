@@ -189,6 +189,13 @@ void register_tune(CLI::App& app) {
                   "(its runtime: their median; 0: the search's best run)")
       ->capture_default_str()
       ->check(CLI::Range(0, 100));
+  cmd->add_flag("--pin-threads", t.pin_threads,
+                "Protocol (collect's): after the warm-up, pin each measuring process's threads "
+                "one per CPU; every method's measurements alike");
+  cmd->add_flag_callback(
+      "--arena", [&t] { t.placement = halide::Placement::arena; },
+      "Protocol (collect's): the runs' buffers at the same addresses in every measuring "
+      "process; every method's measurements alike");
   cmd->add_flag("!--no-refit", t.refit, "Do not refit the model on the program's measurements");
   cmd->add_flag("--json", o->json, "One JSON object instead of the table");
   cmd->callback([o] {

@@ -55,6 +55,12 @@ nlohmann::json measurement_record(const MeasureJob& j, int threads, bool every_r
   return rec;
 }
 
+void add_protocol(nlohmann::json& rec, Placement placement, ThreadPool pool, bool pinned) {
+  if (placement != Placement::heap) rec["placement"] = placement_name(placement);
+  if (pool != ThreadPool::halide) rec["pool"] = thread_pool_name(pool);
+  if (pinned) rec["pinned"] = true;
+}
+
 BatchSummary measure_batch(ResultLog& log, const std::vector<MeasureJob>& all_jobs,
                            const BatchOptions& o, const char* label) {
   BatchSummary summary;
@@ -99,6 +105,7 @@ BatchSummary measure_batch(ResultLog& log, const std::vector<MeasureJob>& all_jo
           as.pass = 5;
         }
         nlohmann::json rec = measurement_record(as, o.threads, o.measure.check_every_run, r);
+        add_protocol(rec, o.placement, o.pool, o.measure.pin_threads);
         // Wall time of the whole measurement (fork, compile, waiting for the timing lock, runs;
         // with forks, all its timing processes), and of a forked timing process alone.
         rec["wall_s"] = i == 0 ? wall_s : r.process_wall_s;

@@ -60,6 +60,10 @@ inline double reference_timeout_s(double schedule_timeout_s) {
   return std::max(60.0, 6 * schedule_timeout_s);
 }
 
+// Where the runs' protocol differs from the default, says so in a record: "placement"
+// ("arena"), "pool" ("spinning"), "pinned" (true); the default protocol adds nothing.
+void add_protocol(nlohmann::json& rec, Placement placement, ThreadPool pool, bool pinned);
+
 // The record appended for one outcome (the format of docs/collect.md); `every_run`: its
 // outputs were checked after every timed run (MeasureOptions::check_every_run).
 nlohmann::json measurement_record(const MeasureJob& job, int threads, bool every_run,

@@ -1138,6 +1138,14 @@ void place_in_arena(const std::vector<Buffer<>*>& buffers) {
   }
 }
 
+// The program's inputs and `outs`, its compiled run's outputs, in the measuring arena.
+void place_in_arena(Program::Impl& p, std::vector<Buffer<>>& outs) {
+  std::vector<Buffer<>*> buffers;
+  for (auto& b : p.buffers) buffers.push_back(&b);
+  for (auto& b : outs) buffers.push_back(&b);
+  place_in_arena(buffers);
+}
+
 // JIT-compiles the pipeline as its Funcs are scheduled now; returns a run into `outs`.
 std::function<void()> compiled_run(Program::Impl& p, std::shared_ptr<std::vector<Buffer<>>> outs,
                                    ThreadPool pool = ThreadPool::halide, int threads = 1,
@@ -1204,12 +1212,7 @@ Compiled compile(const Program& program, const Schedule& s, int threads,
     apply_schedule(program, s);
     auto outs = std::make_shared<std::vector<Buffer<>>>(output_buffers(p));
     Compiled c{compiled_run(p, outs, pool, threads, placement), outs};
-    if (placement == Placement::arena) {
-      std::vector<Buffer<>*> buffers;
-      for (auto& b : p.buffers) buffers.push_back(&b);
-      for (auto& b : *outs) buffers.push_back(&b);
-      place_in_arena(buffers);
-    }
+    if (placement == Placement::arena) place_in_arena(p, *outs);
     return c;
   } catch (const Halide::Error& e) {
     throw std::runtime_error(std::string("Halide rejected the schedule: ") + e.what());
@@ -1244,7 +1247,7 @@ Workload schedule_workload(const Program& program, const Schedule& s, int thread
 
 Workload autoschedule_workload(const Program& program, const std::string& autoscheduler,
                                const std::string& plugin, int threads, int64_t llc_bytes,
-                               const Outputs* reference) {
+                               const Outputs* reference, Placement placement) {
   setenv("HL_NUM_THREADS", std::to_string(threads).c_str(), 1);
   Program::Impl& p = program.impl();
   try {
@@ -1268,7 +1271,9 @@ Workload autoschedule_workload(const Program& program, const std::string& autosc
     const double search_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     auto outs = std::make_shared<std::vector<Buffer<>>>(output_buffers(p));
-    Workload w = checked(compiled_run(p, outs), outs, program, reference);
+    auto run = compiled_run(p, outs, ThreadPool::halide, threads, placement);
+    if (placement == Placement::arena) place_in_arena(p, *outs);
+    Workload w = checked(std::move(run), outs, program, reference);
     w.search_ms = search_ms;
     return w;
   } catch (const Halide::Error& e) {

@@ -88,7 +88,7 @@ Workload schedule_workload(const Program& p, const Schedule& s, int threads,
 // one of this space.
 Workload autoschedule_workload(const Program& p, const std::string& autoscheduler,
                                const std::string& plugin, int threads, int64_t llc_bytes,
-                               const Outputs* reference);
+                               const Outputs* reference, Placement placement = Placement::heap);
 
 // One syntax tree in the AST schema (core/ast.h): kinds, kAstFeatureWidth features per node,
 // (parent, child) edges local to the tree. Trees are cut at max_nodes nodes.

@@ -62,6 +62,14 @@ T env_number(const char* name, T fallback) {
   }
 }
 
+// A yes/no setting: unset, empty or "0" is no, "1" is yes, anything else a usage error.
+bool env_flag(const char* name) {
+  const std::string v = env(name, "0");
+  if (v != "0" && v != "1")
+    throw UsageError(fmt::format("{}: expected 0 or 1, found '{}'", name, v));
+  return v == "1";
+}
+
 // A name for the pipeline that changes when it does: its outputs and a hash of the derived
 // description (so that a tuning log never mixes two pipelines of the same output name).
 std::string pipeline_name(const halide::ProgramInfo& info) {
@@ -159,6 +167,9 @@ void autoschedule(const Pipeline& pipeline, const Target& target, const MachineP
     o.time_budget_min = env_number<double>("TCOST_TIME_BUDGET", 5.0);
     o.seed = env_number<uint64_t>("TCOST_SEED", 0);
     o.threads = env_number<int>("TCOST_THREADS", std::max(1, params.parallelism));
+    // The measuring protocol (tcost tune --pin-threads, --arena; docs/tune.md).
+    o.pin_threads = env_flag("TCOST_PIN_THREADS");
+    if (env_flag("TCOST_ARENA")) o.placement = halide::Placement::arena;
     o.quiet = true;
     if (o.budget < 0) throw UsageError("TCOST_BUDGET must be 0 or more");
     const bool have_model = !model_path.empty() && std::filesystem::exists(model_path);

@@ -38,8 +38,8 @@ std::function<halide::Workload()> autoscheduler_workload(const halide::Program& 
   const std::string plugin = o.plugin_dir + "/" + a.plugin;
   return [&p, &a, &reference, &o, plugin] {
     if (a.beam != nullptr) setenv("HL_BEAM_SIZE", a.beam, 1);  // read in this child only
-    return halide::autoschedule_workload(p, a.name, plugin, o.tune.threads, o.llc_bytes,
-                                         &reference);
+    return halide::autoschedule_workload(p, a.name, plugin, o.tune.threads, o.llc_bytes, &reference,
+                                         o.tune.placement);
   };
 }
 
@@ -47,6 +47,7 @@ halide::MeasureOptions autoscheduler_measure_options(const CompareOptions& o) {
   halide::MeasureOptions mo;
   mo.timeout_s = o.autoschedule_timeout_s;
   mo.max_run_seconds = o.tune.max_run_seconds;
+  mo.pin_threads = o.tune.pin_threads;
   return mo;
 }
 
@@ -63,15 +64,17 @@ MethodResult run_autoscheduler(const halide::Program& p, const Autoscheduler& a,
   r.measurements = 1;
   // On record beside the tuning log (LOG.METHOD.jsonl), for `tcost report`'s tuning curves.
   halide::ResultLog log(method_log(o.tune.log, a.method));
-  log.append({{"key", fmt::format("{}|{}|{}", a.method, p.name(), log.records().size())},
-              {"autoscheduler", a.name},
-              {"beam", a.beam != nullptr ? a.beam : ""},
-              {"instance", p.name()},
-              {"ok", m.ok},
-              {"error", m.error},
-              {"best_ns", m.best_ns},
-              {"search_s", r.search_s},
-              {"threads", o.tune.threads}});
+  nlohmann::json rec = {{"key", fmt::format("{}|{}|{}", a.method, p.name(), log.records().size())},
+                        {"autoscheduler", a.name},
+                        {"beam", a.beam != nullptr ? a.beam : ""},
+                        {"instance", p.name()},
+                        {"ok", m.ok},
+                        {"error", m.error},
+                        {"best_ns", m.best_ns},
+                        {"search_s", r.search_s},
+                        {"threads", o.tune.threads}};
+  halide::add_protocol(rec, o.tune.placement, halide::ThreadPool::halide, o.tune.pin_threads);
+  log.append(rec);
   return r;
 }
 
@@ -96,16 +99,19 @@ void confirm_methods(const halide::Program& p, std::vector<MethodResult>& result
       if (!r.ok) continue;
       const halide::MeasureResult m = halide::measure_isolated(workloads[i], options[i]);
       if (log) {
-        log->append({{"key", fmt::format("{}|{}|{}", r.method, p.name(), log->records().size())},
-                     {"method", r.method},
-                     {"instance", p.name()},
-                     {"round", round},
-                     {"ok", m.ok},
-                     {"error", m.error},
-                     {"best_ns", m.best_ns},
-                     {"median_ns", m.median_ns},
-                     {"runs", m.runs},
-                     {"threads", o.tune.threads}});
+        nlohmann::json rec = {
+            {"key", fmt::format("{}|{}|{}", r.method, p.name(), log->records().size())},
+            {"method", r.method},
+            {"instance", p.name()},
+            {"round", round},
+            {"ok", m.ok},
+            {"error", m.error},
+            {"best_ns", m.best_ns},
+            {"median_ns", m.median_ns},
+            {"runs", m.runs},
+            {"threads", o.tune.threads}};
+        halide::add_protocol(rec, o.tune.placement, halide::ThreadPool::halide, o.tune.pin_threads);
+        log->append(rec);
       }
       if (!m.ok) {
         r.ok = false;
@@ -179,6 +185,7 @@ std::vector<MethodResult> compare_methods(const halide::Program& p, train::CostM
   halide::MeasureOptions schedule_options;
   schedule_options.timeout_s = o.tune.timeout_s;
   schedule_options.max_run_seconds = o.tune.max_run_seconds;
+  schedule_options.pin_threads = o.tune.pin_threads;
   if (!o.tune.log.empty()) schedule_options.lock_path = o.tune.log + ".lock";
   // The default schedule's outputs, computed once: every method's measurements and
   // confirmations are checked against them. When the default schedule cannot run, every method
@@ -223,8 +230,10 @@ std::vector<MethodResult> compare_methods(const halide::Program& p, train::CostM
       }
       out.push_back(r);
       const int threads = o.tune.threads;
-      workloads.push_back([&p, chosen, threads, reference] {
-        return halide::schedule_workload(p, chosen, threads, reference.get());
+      const halide::Placement at = o.tune.placement;
+      workloads.push_back([&p, chosen, threads, reference, at] {
+        return halide::schedule_workload(p, chosen, threads, reference.get(),
+                                         halide::ThreadPool::halide, at);
       });
       options.push_back(schedule_options);
       continue;

@@ -132,6 +132,8 @@ class Search {
     batch_.measure.timeout_s = o.timeout_s;
     batch_.measure.max_run_seconds = o.max_run_seconds;
     batch_.measure.lock_path = o.log + ".lock";
+    batch_.measure.pin_threads = o.pin_threads;
+    batch_.placement = o.placement;
     batch_.workers = o.workers;
     batch_.threads = o.threads;
     batch_.deadline = deadline_;

@@ -35,6 +35,11 @@ struct TuneOptions {
   int workers = 2;               // measurements in flight (compiles overlap, timed runs alone)
   double timeout_s = 10;         // per measurement (compile + runs)
   double max_run_seconds = 0.5;  // timed runs per measurement stop after this much run time
+  // The measuring protocol (collect's --pin-threads and --arena, docs/collect.md): the search's
+  // measurements, its verification and compare_methods' confirmations alike. A model trained on
+  // a collection measured under one protocol ranks what that protocol measures.
+  bool pin_threads = false;
+  halide::Placement placement = halide::Placement::heap;
   uint64_t seed = 0;
   bool refit = true;  // refit the model on the program's measurements after every round
   train::RefitOptions refit_options;

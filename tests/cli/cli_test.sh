@@ -182,6 +182,23 @@ check "tune rerun" 0 "$TCOST" tune --program matmul_192 --model "$MODEL" --budge
   --log "$W/tune.jsonl" --json --confirm 0
 expect_in "tune rerun reuses" "$W/out" '"measurements":0'
 expect_in "tune rerun unconfirmed" "$W/out" '"confirm_ms":[]'
+# Under collect's other protocol (--arena --pin-threads) every method measures alike, its
+# outputs still checked, and every record of the three logs says so (the default protocol's say
+# nothing: the first tuning's).
+check "tune arena pinned" 0 "$TCOST" tune --program matmul_192 --model "$MODEL" --budget 3 \
+  --compare default,mullapudi2016 --arena --pin-threads --log "$W/tune6.jsonl" --json --confirm 1
+"$PY" - "$W/out" "$W/tune6.jsonl" "$W/tune.jsonl" <<'EOF2' && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: tune arena pinned"; cat "$W/out"; }
+import json, sys
+j = json.load(open(sys.argv[1]))
+m = {r["method"]: r for r in j["programs"][0]["methods"]}
+assert list(m) == ["default", "mullapudi2016", "tcost"] and all(r["ok"] for r in m.values()), m
+logs = [sys.argv[2] + s for s in ("", ".default.jsonl", ".mullapudi2016.jsonl", ".confirm.jsonl")]
+recs = [json.loads(line) for f in logs for line in open(f)]
+assert len(recs) >= 6 and all(r.get("placement") == "arena" and r.get("pinned") for r in recs)
+assert sum(r.get("checked", False) for r in recs) >= 2
+assert not any("placement" in json.loads(line) or "pinned" in json.loads(line)
+               for line in open(sys.argv[3]))
+EOF2
 check "tune tile model" 1 "$TCOST" tune --program matmul_192 --model "$W/xgb.pt" --budget 2 \
   --log "$W/tune2.jsonl"
 check "tune no program" 2 "$TCOST" tune --program "nothing*" --model "$MODEL" --log "$W/t3.jsonl"

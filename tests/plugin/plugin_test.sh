@@ -105,10 +105,13 @@ check_generator matmul_f32 output
 check_generator brighten_params output
 check_generator softmax_rows output
 
-# A rerun with the same log applies the best schedule on record without searching.
+# A rerun with the same log applies the best schedule on record without searching. The first
+# run measures under the other protocol (TCOST_ARENA, TCOST_PIN_THREADS), and its records say so.
 export TCOST_BUDGET=3
-TCOST_LOG="$W/log.jsonl" build matmul_f32 "$W/log1" mm1 auto_schedule=true "$MP" -p "$PLUGIN" \
-  -s TCost && ok
+TCOST_ARENA=1 TCOST_PIN_THREADS=1 TCOST_LOG="$W/log.jsonl" build matmul_f32 "$W/log1" mm1 \
+  auto_schedule=true "$MP" -p "$PLUGIN" -s TCost && ok
+[ "$(grep -c '"pinned":true,"placement":"arena"' "$W/log.jsonl")" -ge 2 ] && ok ||
+  { bad "TCOST_ARENA, TCOST_PIN_THREADS: the records do not say so"; cat "$W/log.jsonl"; }
 TCOST_LOG="$W/log.jsonl" build matmul_f32 "$W/log2" mm2 auto_schedule=true "$MP" -p "$PLUGIN" \
   -s TCost && ok
 grep -q "best on record" "$W/log2/gen.log" && ok || { bad "rerun searched again"; cat "$W/log2/gen.log"; }
@@ -151,6 +154,13 @@ if TCOST_COMPARE=bogus TCOST_COMPARE_OUT="$W/cmp/d.json" "$GEN" -g brighten_para
   bad "TCOST_COMPARE=bogus: accepted"
 else
   grep -q "unknown method 'bogus'" "$W/cmp2.log" && ok || { bad "TCOST_COMPARE=bogus: unclear"; cat "$W/cmp2.log"; }
+fi
+if TCOST_ARENA=yes "$GEN" -g brighten_params -o "$W/cmp" -e static_library,h target="$TARGET" \
+  auto_schedule=true "$MP" -p "$PLUGIN" -s TCost >"$W/arena.log" 2>&1; then
+  bad "TCOST_ARENA=yes: accepted"
+else
+  grep -q "TCOST_ARENA: expected 0 or 1, found 'yes'" "$W/arena.log" && ok ||
+    { bad "TCOST_ARENA=yes: unclear"; cat "$W/arena.log"; }
 fi
 if TCOST_COMPARE=default TCOST_CONFIRM=-1 TCOST_COMPARE_OUT="$W/cmp/e.json" "$GEN" -g brighten_params \
   -o "$W/cmp" -e static_library,h target="$TARGET" auto_schedule=true "$MP" -p "$PLUGIN" -s TCost \
