@@ -193,7 +193,7 @@ void register_tune(CLI::App& app) {
                 "Protocol (collect's): after the warm-up, pin each measuring process's threads "
                 "one per CPU; every method's measurements alike");
   cmd->add_flag_callback(
-      "--arena", [&t] { t.placement = halide::Placement::arena; },
+      "--arena", [o] { o->compare_options.tune.placement = halide::Placement::arena; },
       "Protocol (collect's): the runs' buffers at the same addresses in every measuring "
       "process; every method's measurements alike");
   cmd->add_flag("!--no-refit", t.refit, "Do not refit the model on the program's measurements");
