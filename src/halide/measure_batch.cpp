@@ -47,6 +47,7 @@ nlohmann::json measurement_record(const MeasureJob& j, int threads, bool every_r
   if (j.reference != nullptr) rec["checked"] = true;
   if (j.reference != nullptr && every_run) rec["checked_every_run"] = true;
   if (!j.session.empty()) rec["session"] = j.session;
+  if (j.bounds_checked) rec["bounds_checked"] = true;
   if (r.ok)
     rec["timed"] = {{"wall_s", r.timed_wall_s},
                     {"cpu_s", r.timed_cpu_s},
@@ -91,7 +92,8 @@ BatchSummary measure_batch(ResultLog& log, const std::vector<MeasureJob>& all_jo
       mo.processes = 1 + static_cast<int>(j.fork_keys.size());
       const std::vector<MeasureResult> results = measure_processes(
           std::function<Workload()>([&j, th = o.threads, pool = o.pool, at = o.placement] {
-            return schedule_workload(*j.program, j.schedule, th, j.reference, pool, at);
+            return schedule_workload(*j.program, j.schedule, th, j.reference, pool, at,
+                                     j.bounds_checked);
           }),
           mo);
       const double wall_s =

@@ -29,6 +29,10 @@ struct MeasureJob {
   // More measurements of the same compile (MeasureOptions::processes), recorded under these
   // keys as pass 5 (collect --forks): the job is timed in 1 + fork_keys.size() processes.
   std::vector<std::string> fork_keys;
+  // Compiled with Halide's bounds asserts (schedule_workload): a verification that refuses a
+  // schedule reading or writing outside a buffer. Its times are not a measurement of the code
+  // measured elsewhere; its record says "bounds_checked": true.
+  bool bounds_checked = false;
 };
 
 // The log key of a schedule of a program (a first-pass measurement).

@@ -473,6 +473,11 @@ Program make_program(const PipelineSource& src) {
   info.family = src.family.empty() ? src.name : src.family;
   info.single_kernel = src.single_kernel;
   impl->outputs = src.outputs;
+  impl->tolerances = src.tolerances;
+  if (!impl->tolerances.empty() && impl->tolerances.size() != src.outputs.size())
+    throw InternalError(fmt::format("{}: {} output tolerances for {} outputs", src.name,
+                                    impl->tolerances.size(), src.outputs.size()));
+  impl->tolerances.resize(src.outputs.size(), kFloatTolerance);
   impl->buffers = src.buffers;
   impl->seed = src.seed;
   impl->fill = src.fill;
@@ -1149,7 +1154,8 @@ void place_in_arena(Program::Impl& p, std::vector<Buffer<>>& outs) {
 // JIT-compiles the pipeline as its Funcs are scheduled now; returns a run into `outs`.
 std::function<void()> compiled_run(Program::Impl& p, std::shared_ptr<std::vector<Buffer<>>> outs,
                                    ThreadPool pool = ThreadPool::halide, int threads = 1,
-                                   Placement placement = Placement::heap) {
+                                   Placement placement = Placement::heap,
+                                   bool bounds_checked = false) {
   auto pipeline = std::make_shared<Pipeline>(p.outputs);
   if (pool == ThreadPool::spinning) {
     spinning_threads = threads;
@@ -1160,7 +1166,7 @@ std::function<void()> compiled_run(Program::Impl& p, std::shared_ptr<std::vector
     pipeline->jit_handlers().custom_malloc = &arena_malloc;
     pipeline->jit_handlers().custom_free = &arena_free;
   }
-  const Target target = p.target;
+  const Target target = bounds_checked ? p.target.without_feature(Target::NoAsserts) : p.target;
   pipeline->compile_jit(target);
   return [pipeline, outs, target] {
     Realization r(*outs);
@@ -1204,14 +1210,15 @@ struct Compiled {
 };
 
 Compiled compile(const Program& program, const Schedule& s, int threads,
-                 ThreadPool pool = ThreadPool::halide, Placement placement = Placement::heap) {
+                 ThreadPool pool = ThreadPool::halide, Placement placement = Placement::heap,
+                 bool bounds_checked = false) {
   setenv("HL_NUM_THREADS", std::to_string(threads).c_str(), 1);
   Program::Impl& p = program.impl();
   try {
     p.bind_inputs();
     apply_schedule(program, s);
     auto outs = std::make_shared<std::vector<Buffer<>>>(output_buffers(p));
-    Compiled c{compiled_run(p, outs, pool, threads, placement), outs};
+    Compiled c{compiled_run(p, outs, pool, threads, placement, bounds_checked), outs};
     if (placement == Placement::arena) place_in_arena(p, *outs);
     return c;
   } catch (const Halide::Error& e) {
@@ -1240,8 +1247,9 @@ const char* placement_name(Placement placement) {
 }
 
 Workload schedule_workload(const Program& program, const Schedule& s, int threads,
-                           const Outputs* reference, ThreadPool pool, Placement placement) {
-  const Compiled c = compile(program, s, threads, pool, placement);
+                           const Outputs* reference, ThreadPool pool, Placement placement,
+                           bool bounds_checked) {
+  const Compiled c = compile(program, s, threads, pool, placement, bounds_checked);
   return checked(c.run, c.outs, program, reference);
 }
 
@@ -1323,8 +1331,13 @@ std::string compare_outputs(const Program& program, const Outputs& want, const O
   if (want.size() != got.size())
     return fmt::format("{} output buffers, expected {}", got.size(), want.size());
   std::vector<Type> types;
-  for (const Func& f : program.impl().outputs) {
-    for (const Type& t : f.function().output_types()) types.push_back(t);
+  std::vector<double> fractions;  // per buffer: its output's tolerance
+  const Program::Impl& p = program.impl();
+  for (size_t o = 0; o < p.outputs.size(); ++o) {
+    for (const Type& t : p.outputs[o].function().output_types()) {
+      types.push_back(t);
+      fractions.push_back(o < p.tolerances.size() ? p.tolerances[o] : kFloatTolerance);
+    }
   }
   for (size_t b = 0; b < want.size(); ++b) {
     if (want[b].size() != got[b].size())
@@ -1334,7 +1347,7 @@ std::string compare_outputs(const Program& program, const Outputs& want, const O
     for (double v : want[b]) {
       if (std::isfinite(v)) scale = std::max(scale, std::fabs(v));
     }
-    const double tolerance = exact ? 0.0 : kFloatTolerance * scale;
+    const double tolerance = exact ? 0.0 : fractions[b] * scale;
     for (size_t i = 0; i < want[b].size(); ++i) {
       const double a = want[b][i], c = got[b][i];
       if (std::isnan(a) && std::isnan(c)) continue;

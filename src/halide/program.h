@@ -59,7 +59,8 @@ Outputs run_output(const Program& p, const Schedule& s, int threads);
 std::string outputs_to_bytes(const Outputs& o);
 Outputs outputs_from_bytes(const std::string& bytes);  // InputError when malformed
 // "" when `got` equals `want`: integer outputs bit for bit, floating-point ones within
-// kFloatTolerance times the largest magnitude of that output (at least 1), NaN equal to NaN.
+// kFloatTolerance (or the output's own tolerance, PipelineSource::tolerances: an ill-conditioned
+// output's) times the largest magnitude of that output (at least 1), NaN equal to NaN.
 // Otherwise where they first differ.
 constexpr double kFloatTolerance = 1e-4;
 std::string compare_outputs(const Program& p, const Outputs& want, const Outputs& got);
@@ -78,10 +79,13 @@ enum class Placement { heap, arena };
 const char* placement_name(Placement placement);
 
 // What a measuring child process times: the program JIT-compiled under `s`; with a reference,
-// its outputs are checked against it after timing (measure.h).
+// its outputs are checked against it after timing (measure.h). `bounds_checked` compiles with
+// Halide's bounds asserts on (the target without no_asserts): a run that reads an input or
+// writes an output outside its buffer then fails with Halide's message naming the access,
+// where without them it reads what lies there (a schedule's verification, not a measurement).
 Workload schedule_workload(const Program& p, const Schedule& s, int threads,
                            const Outputs* reference, ThreadPool pool = ThreadPool::halide,
-                           Placement placement = Placement::heap);
+                           Placement placement = Placement::heap, bool bounds_checked = false);
 // The same for one of Halide's own autoschedulers ("Adams2019", "Mullapudi2016", "Li2018"),
 // loaded from `plugin` and run in the child on machine parameters (cores, last-level cache
 // bytes, balance 40); Workload::search_ms is its search time. The schedule is Halide's, not

@@ -27,6 +27,9 @@ struct PipelineSource {
   std::string family;             // default: name
   bool single_kernel = false;
   std::vector<Halide::Func> outputs;  // with estimates on every dimension (set_estimate)
+  // Per output (default: all kFloatTolerance): how far a floating-point value may differ from
+  // the default schedule's, as a fraction of that output's largest magnitude (compare_outputs).
+  std::vector<double> tolerances;
   // Fix each output's bounds to its estimate, so that loop extents are constants (the zoo
   // does; an autoscheduler must not, its caller chooses the output size at run time).
   bool bound_outputs = false;
@@ -41,6 +44,7 @@ struct Program::Impl {
   ProgramInfo info;
   std::vector<Halide::Internal::Function> functions;  // per node; undefined for inputs
   std::vector<Halide::Func> outputs;
+  std::vector<double> tolerances;  // per output (PipelineSource::tolerances)
   // Per output: the estimated region, (min, extent) per dimension.
   std::vector<std::vector<std::pair<int64_t, int64_t>>> output_regions;
   // Per input node: the region read, (min, extent) per dimension (inputs' buffers must hold it).

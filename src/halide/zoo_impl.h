@@ -19,8 +19,9 @@ class Builder {
   explicit Builder(PipelineSource& s) : s_(s) {}
   Halide::Buffer<float> input(const std::string& name, const std::vector<int>& dims,
                               float lo = -1.0f, float hi = 1.0f);
-  // Marks f as an output computed over [0, dims) (innermost first): its estimates.
-  void output(Halide::Func f, const std::vector<int>& dims);
+  // Marks f as an output computed over [0, dims) (innermost first): its estimates; its values
+  // are checked within `tolerance` (compare_outputs).
+  void output(Halide::Func f, const std::vector<int>& dims, double tolerance = kFloatTolerance);
 
  private:
   PipelineSource& s_;

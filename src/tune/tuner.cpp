@@ -110,8 +110,14 @@ struct Known {
   Schedule schedule;
   bool ok = false;
   double ns = 0;
-  bool checked = false;  // outputs compared with the default's
+  bool checked = false;   // outputs compared with the default's
+  bool verified = false;  // finish()'s verification done (or found in the log)
 };
+
+// The log key of a schedule's verification (Search::finish).
+std::string verification_key(const halide::Program& p, const Schedule& s) {
+  return "verify-bounds|" + halide::measurement_key(p, s);
+}
 
 class Search {
  public:
@@ -339,24 +345,29 @@ class Search {
     lowered_.retain(keys);  // the measured schedules' trees; the round's other candidates go
   }
 
-  // The best schedule whose outputs were checked; schedules from the log that were measured
-  // without a check are checked now (a wrong one is dropped and the next best tried).
+  // The best schedule that passes its verification: measured once more (pass 3) with its
+  // outputs compared with the default's and compiled with Halide's bounds asserts, so that a
+  // schedule reading an input outside its buffer (undefined behaviour an output check can miss:
+  // it reads what happens to lie there) is refused too. A refused one is dropped and the next
+  // best tried. A log that already holds the verification (a resumed tuning) is not measured.
   void finish() {
     for (;;) {
       const auto best = ranked(1);
       if (best.empty()) break;
       Known& k = known_.at(halide::measurement_key(p_, best[0]->schedule));
-      if (!k.checked) {
-        // Measured again with the check, as pass 3: not a dataset configuration.
-        const std::string key = "verify|" + halide::measurement_key(p_, k.schedule);
+      if (!k.verified) {
+        const std::string key = verification_key(p_, k.schedule);
         halide::BatchOptions verify = batch_;
         verify.deadline = Clock::time_point::max();  // the result is owed whatever the time
-        halide::measure_batch(log_, {{&p_, k.schedule, key, 3, o_.reference.get(), "", {}}}, verify,
-                              "verifying");
-        k.checked = true;
+        verify.measure.warmup_runs = 0;  // one run checks it; its time is not the result's
+        verify.measure.min_runs = verify.measure.max_runs = 1;
+        halide::MeasureJob job{&p_, k.schedule, key, 3, o_.reference.get(), "", {}};
+        job.bounds_checked = true;
+        halide::measure_batch(log_, {job}, verify, "verifying");
+        k.verified = true;
         const nlohmann::json* rec = log_.find(key);
         if (rec == nullptr || !rec->value("ok", false)) {
-          k.ok = false;  // wrong or no longer runs: not a result
+          k.ok = false;  // wrong, out of bounds or no longer runs: not a result
           continue;
         }
       }
@@ -448,11 +459,14 @@ std::optional<std::pair<halide::Schedule, double>> best_on_record(const halide::
   std::optional<std::pair<halide::Schedule, double>> best;
   for (const auto& rec : records.records()) {
     if (rec.value("instance", "") != program.name() || !rec.value("ok", false) ||
-        !rec.value("checked", false))
-      continue;
+        !rec.value("checked", false) || rec.value("bounds_checked", false))
+      continue;  // (a verification's times are of code compiled with asserts)
     try {
       halide::Schedule s = halide::schedule_from_json(rec.at("schedule"));
       halide::check_schedule(program.info(), s);
+      // Refused by its verification (out of bounds, or wrong when measured again).
+      const nlohmann::json* verified = records.find(verification_key(program, s));
+      if (verified != nullptr && !verified->value("ok", false)) continue;
       const double ns = rec.value("best_ns", 0.0);
       if (!best || ns < best->second) best = std::make_pair(std::move(s), ns);
     } catch (const std::exception&) {

@@ -75,7 +75,10 @@ halide::Outputs reference_outputs(const halide::Program& program, const TuneOpti
 // such members) and `prerank`, a layout model, ranks the candidates first (two stages: the
 // best o.rerank of its ranking are lowered and ranked again by `model`). `model` may be null
 // (random search). The models are refit in place on the program's measurements (o.refit), the
-// syntax-tree model on them lowered to syntax trees.
+// syntax-tree model on them lowered to syntax trees. The result is the fastest measured schedule
+// that passes a verification: measured once more with its outputs checked and compiled with
+// Halide's bounds asserts (a record "bounds_checked": true, key "verify-bounds|..."); one that
+// reads or writes outside a buffer, or computes a wrong answer, is dropped for the next best.
 TuneResult tune(const halide::Program& program, train::CostModel* model, const TuneOptions& o,
                 train::CostModel* prerank = nullptr);
 
@@ -88,8 +91,9 @@ halide::Schedule pick_by_model(const halide::Program& program, train::CostModel&
                                int candidates, uint64_t seed, train::CostModel* prerank = nullptr,
                                int rerank = TuneOptions().rerank);
 
-// The fastest schedule of this program in a tuning log whose outputs were checked; nothing
-// when the log has none (or does not exist).
+// The fastest schedule of this program in a tuning log whose outputs were checked and that
+// its verification (tune(): outputs checked, bounds asserts on) did not refuse; nothing when
+// the log has none (or does not exist).
 std::optional<std::pair<halide::Schedule, double>> best_on_record(const halide::Program& program,
                                                                   const std::string& log);
 

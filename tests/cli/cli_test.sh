@@ -178,6 +178,8 @@ for r in m.values():
 EOF2
 [ "$(grep -c '"round":2' "$W/tune.jsonl.confirm.jsonl")" -eq 4 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: confirmation log"; }
 [ "$(grep -c '"checked":true' "$W/tune.jsonl")" -ge 2 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: tuning log"; }
+# The returned schedule was verified: outputs checked, compiled with Halide's bounds asserts.
+[ "$(grep '"key":"verify-bounds|matmul_192|' "$W/tune.jsonl" | grep '"bounds_checked":true' | grep -c '"ok":true')" -ge 1 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: tuning log verification"; }
 check "tune rerun" 0 "$TCOST" tune --program matmul_192 --model "$MODEL" --budget 6 \
   --log "$W/tune.jsonl" --json --confirm 0
 expect_in "tune rerun reuses" "$W/out" '"measurements":0'
