@@ -1336,7 +1336,7 @@ std::string compare_outputs(const Program& program, const Outputs& want, const O
   for (size_t o = 0; o < p.outputs.size(); ++o) {
     for (const Type& t : p.outputs[o].function().output_types()) {
       types.push_back(t);
-      fractions.push_back(o < p.tolerances.size() ? p.tolerances[o] : kFloatTolerance);
+      fractions.push_back(p.tolerances[o]);  // one per output (make_program)
     }
   }
   for (size_t b = 0; b < want.size(); ++b) {

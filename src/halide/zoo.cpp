@@ -104,7 +104,6 @@ Halide::Buffer<float> Builder::input(const std::string& name, const std::vector<
 void Builder::output(Halide::Func f, const std::vector<int>& dims, double tolerance) {
   const std::vector<Halide::Var> args = f.args();
   for (size_t k = 0; k < args.size() && k < dims.size(); ++k) f.set_estimate(args[k], 0, dims[k]);
-  s_.tolerances.resize(s_.outputs.size(), kFloatTolerance);
   s_.outputs.push_back(f);
   s_.tolerances.push_back(tolerance);
 }

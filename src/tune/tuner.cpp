@@ -110,8 +110,8 @@ struct Known {
   Schedule schedule;
   bool ok = false;
   double ns = 0;
-  bool checked = false;   // outputs compared with the default's
-  bool verified = false;  // finish()'s verification done (or found in the log)
+  // finish() has its verification: measured now, or found in the log under its key.
+  bool verified = false;
 };
 
 // The log key of a schedule's verification (Search::finish).
@@ -201,8 +201,7 @@ class Search {
       try {
         Schedule s = halide::schedule_from_json(rec.at("schedule"));
         halide::check_schedule(p_.info(), s);
-        Known k{std::move(s), rec.value("ok", false), rec.value("best_ns", 0.0),
-                rec.value("checked", false)};
+        Known k{std::move(s), rec.value("ok", false), rec.value("best_ns", 0.0)};
         known_[rec.at("key").get<std::string>()] = std::move(k);
         ++result_.reused;
       } catch (const std::exception&) {
@@ -224,7 +223,7 @@ class Search {
     for (size_t i = before; i < log_.records().size(); ++i) {
       const auto& rec = log_.records()[i];
       Known k{halide::schedule_from_json(rec.at("schedule")), rec.value("ok", false),
-              rec.value("best_ns", 0.0), rec.value("checked", false)};
+              rec.value("best_ns", 0.0)};
       known_[rec.at("key").get<std::string>()] = k;
       ++result_.measured;
       if (!k.ok) {
