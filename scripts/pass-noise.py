@@ -24,12 +24,26 @@ from tcost import kendall_tau
 
 def load(data, field="best_ns"):
     """instance -> key -> [(finished, FIELD)] per pass (FIELD: a measuring process's best_ns,
-    third_ns or median_ns), every schedule cut to the fewest passes K; and K."""
+    third_ns or median_ns), and K, the passes every schedule is cut to. While a collection's
+    later passes are under way, schedules have uneven counts: K is the most passes that at
+    least half the schedules measured twice or more have; schedules with fewer are left out
+    (said on stderr), and so are programs left with fewer than two schedules."""
     schedules = collections.defaultdict(dict)
     for instance, key, ps in fully_measured(load_records(data), field):
-        schedules[instance][key] = [(p["finished"], p[field]) for p in ps]
-    k = min(len(v) for s in schedules.values() for v in s.values())
-    return {i: {key: v[:k] for key, v in s.items()} for i, s in schedules.items()}, k
+        if len(ps) >= 2:
+            schedules[instance][key] = [(p["finished"], p[field]) for p in ps]
+    counts = sorted((len(v) for s in schedules.values() for v in s.values()), reverse=True)
+    if not counts:
+        sys.exit(f"{data}: no schedule measured in two passes or more")
+    k = counts[(len(counts) - 1) // 2]
+    kept = {i: {key: v[:k] for key, v in s.items() if len(v) >= k}
+            for i, s in schedules.items()}
+    kept = {i: s for i, s in kept.items() if len(s) >= 2}
+    left = len(counts) - sum(len(s) for s in kept.values())
+    if left:
+        print(f"{data}: {left} of {len(counts)} schedules measured in 2 or more passes are "
+              f"left out (fewer than {k} passes, or their program has one)", file=sys.stderr)
+    return kept, k
 
 
 def best_of(progs, k, m, over=min):
