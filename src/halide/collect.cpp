@@ -548,6 +548,7 @@ CollectSummary collect(const CollectOptions& o) {
     const Program p = zoo_program(in.name);
     const Measured m = measured_configs(log, it->second, p.info(), MeasuredOn{target_name(p), cpu});
     summary.left_out_other_cpu += m.left_out;
+    summary.left_out_failed_check += m.failed_check;
     if (m.normalizer_ns <= 0 || m.schedules.size() < 2) continue;  // not measured (yet)
     write_datasets(o.out, in, p, m, o.ast, summary);
   }

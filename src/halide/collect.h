@@ -103,7 +103,8 @@ struct CollectSummary {
   // Measured schedules the datasets leave out: none of their measurements was taken on the
   // collection's CPU under the current target (data_cpu, MeasuredOn).
   int64_t left_out_other_cpu = 0;
-  std::string session;  // the later run measured (--cross-session; "" otherwise)
+  int64_t left_out_failed_check = 0;  // schedules a measurement found unsound (failed_check)
+  std::string session;                // the later run measured (--cross-session; "" otherwise)
 };
 
 class ResultLog;

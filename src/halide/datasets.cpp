@@ -62,12 +62,24 @@ double best_of_passes(const ResultLog& log, const nlohmann::json& record, const 
   return best;
 }
 
+bool failed_check(const nlohmann::json& record) {
+  if (record.value("ok", false)) return false;
+  const std::string error = record.value("error", "");
+  return error.rfind("crashed", 0) == 0 || error.find("wrong output") != std::string::npos ||
+         error.find(kReadsOutsideInputs) != std::string::npos;
+}
+
 Measured measured_configs(const ResultLog& log, const std::vector<size_t>& positions,
                           const ProgramInfo& p, const MeasuredOn& on) {
   Measured m;
   const std::string default_key = schedule_key(default_schedule(p));
   for (size_t i : positions) {
     const auto& rec = log.records()[i];
+    const auto passes = passes_of(log, rec);
+    if (std::any_of(passes.begin(), passes.end(), [](const auto* r) { return failed_check(*r); })) {
+      ++m.failed_check;
+      continue;
+    }
     const double best = best_of_passes(log, rec, on);
     if (best <= 0) {
       ++m.left_out;

@@ -25,6 +25,7 @@ struct Measured {
   std::vector<int64_t> runtime_ns;
   int64_t normalizer_ns = 0;  // the default schedule's runtime
   int64_t left_out = 0;       // measured, but never on the dataset's target and CPU
+  int64_t failed_check = 0;   // measured, but a measurement of it failed_check: left out
 };
 
 // The key of measurement number k (k >= 2) of the same schedule as `key` (collect --passes):
@@ -39,6 +40,10 @@ struct MeasuredOn {
   std::string cpu;
   bool matches(const nlohmann::json& record) const;
 };
+// Whether a measurement found its schedule unsound: a wrong output, a read outside an input
+// (reads_outside_inputs) or a crash. A schedule with one such measurement, in any pass, is left
+// out of the datasets even when other passes succeeded (a race or a stray read can pass once).
+bool failed_check(const nlohmann::json& record);
 // The best run of a measurement and of its repeats on record that were taken `on` the given
 // target and CPU (the minimum over the ok ones); 0 when none is.
 double best_of_passes(const ResultLog& log, const nlohmann::json& record,

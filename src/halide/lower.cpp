@@ -342,4 +342,77 @@ AstTree lower_ast(const Program& program, const Schedule& s, int max_nodes) {
   }
 }
 
+namespace {
+
+// The checks of a lowered statement (with Halide's asserts on) that an input buffer is read
+// within its bounds: per input and dimension, the region the pipeline touches.
+class BoundsChecks : public Internal::IRVisitor {
+ public:
+  struct Touched {
+    std::string buffer;
+    int dim = 0;
+    Expr min, max;   // the region touched, as lowered
+    Expr in_bounds;  // the assert's condition
+  };
+  std::vector<Touched> touched;
+
+ private:
+  using IRVisitor::visit;
+  void visit(const Internal::AssertStmt* op) override {
+    // Halide's message: halide_error_access_out_of_bounds("Input buffer NAME", dim, min
+    // touched, max touched, min valid, max valid).
+    static const std::string kInput = "Input buffer ";
+    const auto* call = op->message.as<Internal::Call>();
+    if (call != nullptr && call->name == "halide_error_access_out_of_bounds" &&
+        call->args.size() == 6) {
+      const auto* name = call->args[0].as<Internal::StringImm>();
+      const auto* dim = call->args[1].as<Internal::IntImm>();
+      if (name != nullptr && dim != nullptr && name->value.rfind(kInput, 0) == 0)
+        touched.push_back({name->value.substr(kInput.size()), static_cast<int>(dim->value),
+                           call->args[2], call->args[3], op->condition});
+    }
+    IRVisitor::visit(op);
+  }
+};
+
+}  // namespace
+
+std::vector<std::string> reads_outside_inputs(const Program& program, const Schedule& s) {
+  Program::Impl& p = program.impl();
+  p.bind_inputs();
+  BoundsChecks checks;
+  try {
+    apply_schedule(program, s);
+    Pipeline pipeline(p.outputs);
+    const Module m = pipeline.compile_to_module(pipeline.infer_arguments(), "tcost_reads",
+                                                p.target.without_feature(Target::NoAsserts));
+    for (const auto& fn : m.functions()) fn.body.accept(&checks);
+  } catch (const Halide::Error& e) {
+    throw InputError(fmt::format("{}: Halide rejected the schedule: {}", program.name(), e.what()));
+  }
+  std::vector<std::string> outside;
+  for (const auto& t : checks.touched) {
+    const Buffer<>* b = nullptr;
+    for (const auto& candidate : p.buffers) {
+      if (candidate.name() == t.buffer) b = &candidate;
+    }
+    if (b == nullptr || t.dim < 0 || t.dim >= b->dimensions()) continue;  // not an input's
+    const Expr lo = Internal::simplify(t.min), hi = Internal::simplify(t.max);
+    const int64_t* min = Internal::as_const_int(lo);
+    const int64_t* max = Internal::as_const_int(hi);
+    const int held_min = b->dim(t.dim).min(), held_max = b->dim(t.dim).max();
+    if (min != nullptr && max != nullptr) {
+      if (*min < held_min || *max > held_max)
+        outside.push_back(
+            fmt::format("{} is read over [{}, {}] in dimension {}, its buffer holds "
+                        "[{}, {}]",
+                        t.buffer, *min, *max, t.dim, held_min, held_max));
+    } else if (Internal::is_const_zero(Internal::simplify(t.in_bounds))) {
+      outside.push_back(
+          fmt::format("{} is read outside its buffer in dimension {}", t.buffer, t.dim));
+    }
+  }
+  return outside;
+}
+
 }  // namespace tcost::halide

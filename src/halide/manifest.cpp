@@ -156,6 +156,7 @@ void write_manifest(const CollectOptions& o, const MeasureOptions& mo, const Res
   counts["measurements_first_pass"] = first_pass;
   counts["schedules_by_measurements_on_data_cpu"] = by_passes;
   counts["left_out_not_on_data_cpu"] = summary.left_out_other_cpu;
+  counts["left_out_failed_check"] = summary.left_out_failed_check;
   int64_t tried_min = -1, tried_max = 0;  // the default and the samples, failures included
   for (const auto& [name, n] : tried_by_program) {
     tried_min = tried_min < 0 ? n : std::min(tried_min, n);

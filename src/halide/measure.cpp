@@ -22,6 +22,8 @@
 
 #include <fmt/format.h>
 
+#include "halide/program.h"
+
 namespace tcost::halide {
 namespace {
 
@@ -450,6 +452,7 @@ std::string failure_kind(const std::string& error) {
                : "crashed";
   }
   if (error.find("wrong output") != std::string::npos) return "wrong output";
+  if (error.find(kReadsOutsideInputs) != std::string::npos) return kReadsOutsideInputs;
   if (error.find("Halide rejected") != std::string::npos ||
       error.find("Error:") != std::string::npos)
     return "rejected by Halide";

@@ -94,7 +94,8 @@ struct Workload {
 };
 
 // The kind of a failed measurement's error, for counting: "timeout", "crashed (signal 11)"
-// ("crashed" when no signal is named), "wrong output", "rejected by Halide", or "other".
+// ("crashed" when no signal is named), "wrong output", "reads outside its inputs"
+// (reads_outside_inputs), "rejected by Halide", or "other".
 std::string failure_kind(const std::string& error);
 
 // `prepare` runs in the child and returns the workload to time; an exception it throws is a

@@ -1249,6 +1249,13 @@ const char* placement_name(Placement placement) {
 Workload schedule_workload(const Program& program, const Schedule& s, int threads,
                            const Outputs* reference, ThreadPool pool, Placement placement,
                            bool bounds_checked) {
+  if (reference != nullptr) {
+    std::string outside;
+    for (const std::string& read : reads_outside_inputs(program, s))
+      outside += (outside.empty() ? "" : "; ") + read;
+    if (!outside.empty())
+      throw std::runtime_error(fmt::format("{}: {}", kReadsOutsideInputs, outside));
+  }
   const Compiled c = compile(program, s, threads, pool, placement, bounds_checked);
   return checked(c.run, c.outs, program, reference);
 }

@@ -9,6 +9,7 @@
 //   run_output      - runs once under a schedule and returns the outputs' values (checks).
 //   lower_ast       - the lowered loop nest under a schedule, as a syntax tree.
 //   schedule_source - C++ that applies a schedule to the pipeline's Funcs (as `-e schedule`).
+//   reads_outside_inputs - input reads outside their buffers under a schedule, by lowering.
 #pragma once
 
 #include <cstdint>
@@ -110,5 +111,15 @@ AstTree lower_ast(const Program& p, const Schedule& s, int max_nodes = 4000);
 constexpr int64_t kAstLowering = 3;
 
 std::string schedule_source(const Program& p, const Schedule& s);
+
+// The program's input buffers read outside what they hold under `s`, one line each ("input
+// is read over [-1, 2] in dimension 2, its buffer holds [0, 2]"; empty when none), found
+// without compiling or running: the schedule is lowered with Halide's bounds checks on and
+// the regions they check are read off. Halide 14 lowers some schedules into such reads (see
+// docs/tune.md, "Verification"); their runs read memory that is not the input's.
+std::vector<std::string> reads_outside_inputs(const Program& p, const Schedule& s);
+// How a checked measurement (schedule_workload with a reference) refuses such a schedule before
+// compiling it: its error says "reads outside its inputs: " and the lines.
+inline constexpr char kReadsOutsideInputs[] = "reads outside its inputs";
 
 }  // namespace tcost::halide

@@ -13,6 +13,7 @@
 #include "halide/featurize.h"
 #include "halide/manifest.h"
 #include "halide/measure.h"
+#include "halide/measure_batch.h"
 #include "halide/result_log.h"
 #include "halide/schedule.h"
 #include "halide/spin_pool.h"
@@ -1307,6 +1308,55 @@ TEST(Collect, DatasetsTakeOnlyTheDataCpusRuntimes) {
   EXPECT_EQ(manifest.at("noise").at("cross_session").at("session"), "s1");
   EXPECT_EQ(manifest.at("noise").at("cross_session_runs").at("s2").at("same_cpu_as_data"), false);
   EXPECT_EQ(manifest.at("noise").at("cross_session_runs").at("s1").at("same_cpu_as_data"), true);
+  std::filesystem::remove_all(dir);
+}
+
+// A schedule one of whose measurements found it unsound (a wrong output, a read outside an
+// input, a crash), in any pass, is left out of the datasets although its other passes
+// succeeded; a timeout in a pass is not a verdict on the schedule and leaves it in.
+TEST(Collect, DatasetsLeaveOutASchedulesThatFailedACheckInAnyPass) {
+  const auto dir = fresh_dir("failed_check");
+  CollectOptions o = small_collection(dir, 3);
+  collect(o);
+  const auto path = dir / "measurements.jsonl";
+  std::vector<nlohmann::json> records = ResultLog(path.string()).records();
+  ASSERT_EQ(records.size(), 4u);  // the default and 3 samples
+  const std::string default_key = measurement_key(
+      zoo_program("matmul_192"), default_schedule(zoo_program("matmul_192").info()));
+  std::vector<nlohmann::json> samples;
+  for (const auto& r : records) {
+    if (r.at("key") != default_key) samples.push_back(r);
+  }
+  ASSERT_EQ(samples.size(), 3u);
+  const std::vector<std::string> errors = {
+      "failed: reads outside its inputs: A is read over [-1, 191] in dimension 0, its buffer "
+      "holds [0, 255]",
+      "wrong output: output 0 value 7: 1 instead of 2", "timeout after 10.0 s"};
+  std::vector<nlohmann::json> repeats;
+  for (size_t i = 0; i < errors.size(); ++i) {
+    nlohmann::json failed = samples[i];
+    failed["key"] = repeat_key(samples[i].at("key"), 2);
+    failed["pass"] = 5;
+    failed["ok"] = false;
+    failed["error"] = errors[i];
+    repeats.push_back(failed);
+    records.push_back(failed);
+  }
+  write_log(path, records);
+  o.measure = false;  // --rewrite
+  const CollectSummary s = collect(o);
+  EXPECT_EQ(s.left_out_failed_check, 2);
+  EXPECT_EQ(s.left_out_other_cpu, 0);
+  const Graph g = load_graph((dir / "layout/train/matmul_192.npz").string());
+  ASSERT_EQ(g.num_configs, 2);  // the default and the schedule whose repeat timed out
+  const auto kept = static_cast<int64_t>(samples[2].value("best_ns", 0.0));
+  EXPECT_TRUE(g.runtime_ns[0] == kept || g.runtime_ns[1] == kept);
+  EXPECT_TRUE(failed_check(repeats[0]));
+  EXPECT_TRUE(failed_check(repeats[1]));
+  EXPECT_FALSE(failed_check(repeats[2]));
+  EXPECT_FALSE(failed_check(samples[0]));
+  std::ifstream in(dir / "manifest.json");
+  EXPECT_EQ(nlohmann::json::parse(in).at("counts").at("left_out_failed_check"), 2);
   std::filesystem::remove_all(dir);
 }
 

@@ -249,6 +249,32 @@ TEST(Program, AnIllConditionedOutputIsComparedWithinItsOwnTolerance) {
   EXPECT_NE(compare_outputs(prog, want, off), "");
 }
 
+// Lowering with Halide's bounds checks on finds the reads outside an input without running the
+// schedule: a Gaussian blur's root stage unrolled by four over three channels with ShiftInwards
+// tails starts its last iteration at channel -1 of the image (the schedule a log once claimed
+// fastest, tests/tune). Its checked measurement is refused before compiling, with that line;
+// the default schedule reads within the buffer (its slack included).
+TEST(Program, ReadsOutsideAnInputAreFoundByLowering) {
+  const Program prog = zoo_program("gaussian_blur_768x512");
+  const Schedule outside = schedule_from_json(nlohmann::json::parse(
+      "[[1,64,8,16,1,2,1,0,0,-1,0,0,0,0,0,0,4,0],[1,16,8,16,1,4,1,0,0,-1,0,0,0,2,2,0,2,0]]"));
+  const std::vector<std::string> reads = reads_outside_inputs(prog, outside);
+  ASSERT_EQ(reads.size(), 1u);
+  EXPECT_EQ(reads[0], "image is read over [-1, 2] in dimension 2, its buffer holds [0, 2]");
+  EXPECT_TRUE(reads_outside_inputs(prog, default_schedule(prog.info())).empty());
+  const Outputs reference = default_outputs(prog, 2, 120);
+  MeasureOptions mo;
+  mo.timeout_s = 60;
+  const MeasureResult r = measure_isolated(
+      std::function<Workload()>([&] { return schedule_workload(prog, outside, 2, &reference); }),
+      mo);
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.error.find(std::string("failed: ") + kReadsOutsideInputs + ": image is read over"),
+            0u)
+      << r.error;
+  EXPECT_EQ(failure_kind(r.error), kReadsOutsideInputs);
+}
+
 // Sampled schedules and sketches of zoo programs compute the default schedule's output (floats
 // within kFloatTolerance of the output's largest magnitude: reassociated reductions round
 // differently), each checked in a measuring child process as tuning checks them. Halide 14
