@@ -69,14 +69,18 @@ bool failed_check(const nlohmann::json& record) {
          error.find(kReadsOutsideInputs) != std::string::npos;
 }
 
+bool any_pass_failed_check(const ResultLog& log, const nlohmann::json& record) {
+  const auto passes = passes_of(log, record);
+  return std::any_of(passes.begin(), passes.end(), [](const auto* r) { return failed_check(*r); });
+}
+
 Measured measured_configs(const ResultLog& log, const std::vector<size_t>& positions,
                           const ProgramInfo& p, const MeasuredOn& on) {
   Measured m;
   const std::string default_key = schedule_key(default_schedule(p));
   for (size_t i : positions) {
     const auto& rec = log.records()[i];
-    const auto passes = passes_of(log, rec);
-    if (std::any_of(passes.begin(), passes.end(), [](const auto* r) { return failed_check(*r); })) {
+    if (any_pass_failed_check(log, rec)) {
       ++m.failed_check;
       continue;
     }

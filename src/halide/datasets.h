@@ -44,6 +44,8 @@ struct MeasuredOn {
 // (reads_outside_inputs) or a crash. A schedule with one such measurement, in any pass, is left
 // out of the datasets even when other passes succeeded (a race or a stray read can pass once).
 bool failed_check(const nlohmann::json& record);
+// Whether `record` or one of its repeats failed_check (its schedule is then left out).
+bool any_pass_failed_check(const ResultLog& log, const nlohmann::json& record);
 // The best run of a measurement and of its repeats on record that were taken `on` the given
 // target and CPU (the minimum over the ok ones); 0 when none is.
 double best_of_passes(const ResultLog& log, const nlohmann::json& record,
