@@ -315,31 +315,37 @@ class TreeBuilder : public Internal::IRVisitor {
   double trips_ = 1;
 };
 
-}  // namespace
-
-AstTree lower_ast(const Program& program, const Schedule& s, int max_nodes) {
+// The program lowered under `s` for `target`: a Module whose function "tcost_program" runs the
+// pipeline, beside the closures of its parallel loops (nothing compiled further). InputError
+// when Halide rejects the schedule.
+Module lowered(const Program& program, const Schedule& s, const Target& target) {
   try {
     apply_schedule(program, s);
     Pipeline pipeline(program.impl().outputs);
-    const Module m = pipeline.compile_to_module(pipeline.infer_arguments(), "tcost_program",
-                                                program.impl().target);
-    std::map<std::string, Internal::Stmt> closures;
-    std::map<std::string, std::string> closure_vars;
-    for (const auto& fn : m.functions()) {
-      if (fn.name == "tcost_program") continue;
-      closures[fn.name] = fn.body;
-      if (fn.args.size() >= 2) closure_vars[fn.name] = fn.args[1].name;
-    }
-    for (const auto& fn : m.functions()) {
-      if (fn.name != "tcost_program") continue;
-      TreeBuilder tb(max_nodes, closures, closure_vars);
-      fn.body.accept(&tb);
-      return tb.finish();
-    }
-    throw InternalError("lowering produced no function");
+    return pipeline.compile_to_module(pipeline.infer_arguments(), "tcost_program", target);
   } catch (const Halide::Error& e) {
     throw InputError(fmt::format("{}: Halide rejected the schedule: {}", program.name(), e.what()));
   }
+}
+
+}  // namespace
+
+AstTree lower_ast(const Program& program, const Schedule& s, int max_nodes) {
+  const Module m = lowered(program, s, program.impl().target);
+  std::map<std::string, Internal::Stmt> closures;
+  std::map<std::string, std::string> closure_vars;
+  for (const auto& fn : m.functions()) {
+    if (fn.name == "tcost_program") continue;
+    closures[fn.name] = fn.body;
+    if (fn.args.size() >= 2) closure_vars[fn.name] = fn.args[1].name;
+  }
+  for (const auto& fn : m.functions()) {
+    if (fn.name != "tcost_program") continue;
+    TreeBuilder tb(max_nodes, closures, closure_vars);
+    fn.body.accept(&tb);
+    return tb.finish();
+  }
+  throw InternalError("lowering produced no function");
 }
 
 namespace {
@@ -381,15 +387,8 @@ std::vector<std::string> reads_outside_inputs(const Program& program, const Sche
   Program::Impl& p = program.impl();
   p.bind_inputs();
   BoundsChecks checks;
-  try {
-    apply_schedule(program, s);
-    Pipeline pipeline(p.outputs);
-    const Module m = pipeline.compile_to_module(pipeline.infer_arguments(), "tcost_reads",
-                                                p.target.without_feature(Target::NoAsserts));
-    for (const auto& fn : m.functions()) fn.body.accept(&checks);
-  } catch (const Halide::Error& e) {
-    throw InputError(fmt::format("{}: Halide rejected the schedule: {}", program.name(), e.what()));
-  }
+  const Module m = lowered(program, s, p.target.without_feature(Target::NoAsserts));
+  for (const auto& fn : m.functions()) fn.body.accept(&checks);
   std::vector<std::string> outside;
   for (const auto& t : checks.touched) {
     const Buffer<>* b = nullptr;
