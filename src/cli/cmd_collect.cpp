@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/commands.h"
 #include "core/dataset.h"
@@ -101,6 +102,11 @@ void register_collect(CLI::App& app) {
   cmd->add_option("--schedules-from", o->schedules_from,
                   "Sample nothing: measure the schedules another collection (DIR) measured on "
                   "its CPU, under the same keys (a collection measured again on this CPU)");
+  cmd->add_option("--at-least", o->at_least,
+                  "Then sample more schedules for every program whose datasets hold fewer than N, "
+                  "until they do (up to three rounds)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 100000));
   cmd->add_flag("--check", o->check,
                 "Compare every measured schedule's outputs with the default schedule's; a "
                 "difference is a recorded failure");
@@ -139,6 +145,11 @@ void register_collect(CLI::App& app) {
         "measured {}, failed {}, already on record {}; wrote {} layout, {} tile and {} syntax-tree "
         "files under {}\n",
         s.measured, s.failed, s.skipped, s.layout_written, s.tile_written, s.ast_written, o->out);
+    if (o->at_least > 0) {
+      fmt::print("--at-least {}: {} more schedules tried; {}\n", o->at_least, s.topped_up,
+                 s.short_of.empty() ? std::string("every program's datasets hold that many")
+                                    : fmt::format("still short: {}", fmt::join(s.short_of, ", ")));
+    }
     const std::string cpu = halide::data_cpu(o->out);
     if (s.left_out_other_cpu > 0)
       fmt::print("left out of the datasets: {} schedules never measured on the data's CPU ({})\n",

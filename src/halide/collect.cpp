@@ -291,6 +291,45 @@ std::vector<std::vector<Schedule>> recorded_schedules(const std::string& dir,
   return out;
 }
 
+// The keys of the first measurements on record in `log`, successful or not, by program.
+std::map<std::string, std::set<std::string>> tried_keys(const ResultLog& log) {
+  std::map<std::string, std::set<std::string>> out;
+  for (const auto& rec : log.records()) {
+    if (rec.value("pass", 1) == 1) out[rec.value("instance", "")].insert(rec.value("key", ""));
+  }
+  return out;
+}
+
+// How many more schedules to try for `need` more in a program's datasets, when `have` of its
+// `tried` tries reached them: `need` over the share (smoothed, so that a program with none yet
+// is tried), with a fifth more for the spread, at most `cap`.
+int64_t top_up_count(int64_t need, int64_t have, int64_t tried, int64_t cap) {
+  const double share = static_cast<double>(have + 1) / static_cast<double>(tried + 2);
+  return std::clamp<int64_t>(
+      static_cast<int64_t>(std::ceil(1.2 * static_cast<double>(need) / share)), need,
+      std::max(need, cap));
+}
+
+// The first `count` schedules of `p`'s seeded sample whose keys are not in `tried` (fewer when
+// the schedule space holds no more).
+std::vector<Schedule> untried_samples(const Program& p, const std::set<std::string>& tried,
+                                      int64_t count, uint64_t seed) {
+  std::vector<Schedule> out;
+  for (int64_t n = 2 * count + static_cast<int64_t>(tried.size());
+       out.size() < static_cast<size_t>(count); n *= 2) {
+    out.clear();
+    const std::vector<Schedule> sample = sample_schedules(p.info(), static_cast<int>(n), seed);
+    for (const auto& s : sample) {
+      if (tried.count(measurement_key(p, s)) > 0) continue;
+      out.push_back(s);
+      if (out.size() == static_cast<size_t>(count)) break;
+    }
+    // sample_schedules gives count + 1 unless the space ran out of new schedules.
+    if (static_cast<int64_t>(sample.size()) < n + 1 || n > 100000) break;
+  }
+  return out;
+}
+
 }  // namespace
 
 CollectSummary collect(const CollectOptions& o) {
@@ -303,6 +342,11 @@ CollectSummary collect(const CollectOptions& o) {
   if (!o.schedules_from.empty() && fs::equivalent(o.schedules_from, o.out, unused))
     throw UsageError("--schedules-from names the --out collection itself (use --recorded)");
   if (o.configs_per_graph < 1) throw UsageError("--configs-per-graph must be at least 1");
+  if (o.at_least < 0) throw UsageError("--at-least must not be negative");
+  if (o.at_least > 0 && (o.recorded || o.cross_session > 0))
+    throw UsageError(
+        "--at-least samples new schedules: not with --recorded or --cross-session, which measure "
+        "only what is on record");
   if (o.passes < 1) throw UsageError("--passes must be at least 1");
   if (o.forks < 1) throw UsageError("--forks must be at least 1");
   if (o.shard_count < 1 || o.shard_index < 0 || o.shard_index >= o.shard_count)
@@ -456,6 +500,66 @@ CollectSummary collect(const CollectOptions& o) {
   if (o.measure && o.cross_session == 0) {
     run("measuring", first);
     repeat(first);
+  }
+  // --at-least N: more of the seeded sample for the programs whose datasets hold fewer than N.
+  if (o.measure && o.at_least > 0 && o.cross_session == 0) {
+    // How many schedules each program short of N has in its datasets (measured_configs).
+    const auto short_programs = [&] {
+      const auto ok_first = first_pass_by_program(log);
+      std::vector<std::pair<const Program*, int64_t>> out;
+      for (const auto& p : programs) {
+        const auto it = ok_first.find(p.name());
+        const MeasuredOn on{target_of(&p), cpu};
+        const int64_t have =
+            it == ok_first.end()
+                ? 0
+                : static_cast<int64_t>(
+                      measured_configs(log, it->second, p.info(), on).schedules.size());
+        if (have < o.at_least) out.emplace_back(&p, have);
+      }
+      return out;
+    };
+    // The schedules an earlier run topped up (on record, not planned) get this run's passes.
+    std::set<std::string> planned_keys;
+    for (const auto& j : first) planned_keys.insert(j.key);
+    std::vector<MeasureJob> earlier;
+    const auto on_record = first_pass_by_program(log);
+    for (const auto& p : programs) {
+      const auto it = on_record.find(p.name());
+      if (it == on_record.end()) continue;
+      for (size_t i : it->second) {
+        const auto& rec = log.records()[i];
+        const std::string key = rec.at("key").get<std::string>();
+        if (planned_keys.count(key) == 0)
+          earlier.push_back({&p, schedule_from_json(rec.at("schedule")), key, 1, nullptr, "", {}});
+      }
+    }
+    repeat(earlier);
+    std::map<std::string, std::set<std::string>> elsewhere;  // tried by --schedules-from's CPU
+    if (!o.schedules_from.empty())
+      elsewhere = tried_keys(
+          ResultLog::read_only((fs::path(o.schedules_from) / "measurements.jsonl").string()));
+    for (int round = 1; round <= 3 && !out_of_time; ++round) {
+      auto tried = tried_keys(log);
+      std::vector<MeasureJob> more;
+      for (const auto& [p, have] : short_programs()) {
+        std::set<std::string>& keys = tried[p->name()];
+        const auto n_tried = static_cast<int64_t>(keys.size());
+        const auto others = elsewhere.find(p->name());
+        if (others != elsewhere.end()) keys.insert(others->second.begin(), others->second.end());
+        const int64_t count = top_up_count(o.at_least - have, have, n_tried, 2 * o.at_least);
+        for (auto& s : untried_samples(*p, keys, count, o.seed)) {
+          const std::string key = measurement_key(*p, s);
+          more.push_back(with_forks({p, std::move(s), key, 1, nullptr, "", {}}, key, 1, o.forks));
+        }
+      }
+      if (more.empty()) break;
+      summary.topped_up += static_cast<int64_t>(more.size());
+      run(fmt::format("topping up, round {}", round).c_str(), more);
+      repeat(more);
+    }
+    for (const auto& [p, have] : short_programs())
+      summary.short_of.push_back(fmt::format("{} ({})", p->name(), have));
   }
   const auto measured = first_pass_by_program(log);
   // Second pass (--remeasure): time a seeded sample of the measured schedules again; the tau

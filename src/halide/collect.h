@@ -83,6 +83,12 @@ struct CollectOptions {
   // --check-every-run (implies check): the outputs are checked after every timed run, poisoned
   // before each (MeasureOptions::check_every_run); such records say "checked_every_run": true.
   bool check_every_run = false;
+  // --at-least N: after the planned schedules, a program whose datasets would hold fewer than N
+  // schedules (measured ok on the data's CPU, none found unsound) gets more of its seeded sample:
+  // the next schedules of sample_schedules(seed) that neither this collection nor the
+  // --schedules-from one has tried, measured as the others (passes, check), in up to three rounds
+  // sized by the share of the program's tries that reached its datasets. 0: no top-up.
+  int at_least = 0;
 };
 
 // The programs (indices into `costs`) of shard `index` of `count`: programs in decreasing
@@ -105,6 +111,8 @@ struct CollectSummary {
   int64_t left_out_other_cpu = 0;
   int64_t left_out_failed_check = 0;  // schedules a measurement found unsound (failed_check)
   std::string session;                // the later run measured (--cross-session; "" otherwise)
+  int64_t topped_up = 0;              // new schedules tried for --at-least
+  std::vector<std::string> short_of;  // "NAME (HAVE)" still under --at-least (time, space)
 };
 
 class ResultLog;

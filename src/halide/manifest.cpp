@@ -208,6 +208,7 @@ void write_manifest(const CollectOptions& o, const MeasureOptions& mo, const Res
   if (o.shard_count > 1)
     m["protocol"]["shard"] = fmt::format("{}/{}", o.shard_index, o.shard_count);
   if (!o.schedules_from.empty()) m["protocol"]["schedules_from"] = o.schedules_from;
+  if (o.at_least > 0) m["protocol"]["at_least_per_program"] = o.at_least;
   const nlohmann::json run_protocol = m["protocol"];  // this run's, whatever is kept below
   const NoiseCeiling n = noise_ceiling(log);
   m["noise_ceiling"] = {

@@ -1249,6 +1249,65 @@ TEST(Collect, SchedulesFromAnotherCollectionAreMeasuredUnderTheirKeys) {
   std::filesystem::remove_all(dir);
 }
 
+// --at-least N tops up a program whose datasets hold fewer than N schedules with the next
+// schedules of its seeded sample, skipping those tried here or by the --schedules-from
+// collection (a failure there is not tried again), measured with the run's passes; a second run
+// finds every program full and measures nothing.
+TEST(Collect, AtLeastSamplesMoreSchedulesUntilEveryProgramHasEnough) {
+  const auto from = fresh_dir("at_least_a"), dir = fresh_dir("at_least_b");
+  collect(small_collection(from, 3));
+  const auto path = from / "measurements.jsonl";
+  std::vector<nlohmann::json> records = ResultLog(path.string()).records();
+  ASSERT_EQ(records.size(), 4u);  // the default and 3 samples, in the order they finished
+  const Program p = zoo_program("matmul_192");
+  const std::vector<Schedule> sample = sample_schedules(p.info(), 12, 0);
+  ASSERT_GT(sample.size(), 6u);
+  const std::string failed = measurement_key(p, sample[3]);
+  for (auto& r : records) {
+    if (r.at("key") == failed) r["ok"] = false;  // failed on that CPU: not measured here, nor drawn
+  }
+  write_log(path, records);
+
+  CollectOptions o = small_collection(dir, 3);
+  o.schedules_from = from.string();
+  o.at_least = 6;
+  o.max_run_seconds = 0.05;
+  const CollectSummary s = collect(o);
+  EXPECT_GE(s.topped_up, 3);
+  EXPECT_TRUE(s.short_of.empty()) << s.short_of.front();
+  const auto passes = [&](size_t i) {  // of sample[i] here; 0 when not measured
+    const ResultLog log((dir / "measurements.jsonl").string());
+    const nlohmann::json* r = log.find(measurement_key(p, sample[i]));
+    return r == nullptr ? 0 : static_cast<int>(passes_of(log, *r).size());
+  };
+  EXPECT_EQ(passes(3), 0);
+  for (size_t i : {4, 5, 6}) EXPECT_EQ(passes(i), 1) << i;  // the next of the sample
+  const Graph g = load_graph((dir / "layout/train/matmul_192.npz").string());
+  EXPECT_GE(g.num_configs, 6);
+  std::ifstream in(dir / "manifest.json");
+  EXPECT_EQ(nlohmann::json::parse(in).at("protocol").at("at_least_per_program"), 6);
+  // Resumed with two passes: the schedules topped up before get their second, none is drawn.
+  o.passes = 2;
+  const CollectSummary second = collect(o);
+  EXPECT_EQ(second.topped_up, 0);
+  for (size_t i : {0, 4, 5, 6}) {
+    const ResultLog log((dir / "measurements.jsonl").string());
+    EXPECT_EQ(passes(i), log.find(measurement_key(p, sample[i]))->value("ok", false) ? 2 : 1) << i;
+  }
+  const CollectSummary again = collect(o);
+  EXPECT_EQ(again.measured + again.failed, 0);
+
+  CollectOptions bad = o;
+  bad.schedules_from.clear();
+  bad.recorded = true;
+  EXPECT_THROW(collect(bad), UsageError);
+  bad.recorded = false;
+  bad.at_least = -1;
+  EXPECT_THROW(collect(bad), UsageError);
+  std::filesystem::remove_all(from);
+  std::filesystem::remove_all(dir);
+}
+
 // One CPU per collection: its datasets take only the runtimes measured on the CPU its manifest
 // names; a schedule never measured there is left out, and the noise figures stated are those of
 // the latest later run on that CPU, whatever ran after it on another.
