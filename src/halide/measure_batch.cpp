@@ -1,5 +1,7 @@
 #include "halide/measure_batch.h"
 
+#include <cstdio>
+
 #include <atomic>
 #include <mutex>
 #include <thread>
@@ -62,12 +64,20 @@ void add_protocol(nlohmann::json& rec, Placement placement, ThreadPool pool, boo
   if (pinned) rec["pinned"] = true;
 }
 
+bool timed_out_sooner(const nlohmann::json& record, double timeout_s) {
+  double was = 0;
+  const std::string error = record.value("error", "");
+  return !record.value("ok", false) &&
+         std::sscanf(error.c_str(), "timeout after %lf s", &was) == 1 && was < timeout_s;
+}
+
 BatchSummary measure_batch(ResultLog& log, const std::vector<MeasureJob>& all_jobs,
                            const BatchOptions& o, const char* label) {
   BatchSummary summary;
   std::vector<const MeasureJob*> jobs;
   for (const auto& j : all_jobs) {
-    if (log.done(j.key)) {
+    const nlohmann::json* on_file = log.find(j.key);
+    if (on_file != nullptr && !timed_out_sooner(*on_file, o.measure.timeout_s)) {
       ++summary.skipped;
     } else {
       jobs.push_back(&j);

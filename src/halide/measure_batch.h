@@ -73,6 +73,11 @@ void add_protocol(nlohmann::json& rec, Placement placement, ThreadPool pool, boo
 nlohmann::json measurement_record(const MeasureJob& job, int threads, bool every_run,
                                   const MeasureResult& r);
 
+// Whether `record` is a timeout under a shorter limit than `timeout_s` ("timeout after 10.0 s"):
+// measure_batch then measures its job again (a run with a longer --timeout retries what timed
+// out before), and the new record supersedes it (ResultLog).
+bool timed_out_sooner(const nlohmann::json& record, double timeout_s);
+
 BatchSummary measure_batch(ResultLog& log, const std::vector<MeasureJob>& jobs,
                            const BatchOptions& options, const char* label);
 

@@ -48,14 +48,16 @@ ResultLog::ResultLog(std::string path, bool read_only) : path_(std::move(path)) 
     if (!j.is_object() || !j.contains("key") || !j["key"].is_string()) {
       throw InputError(fmt::format("{}: line {} has no string \"key\"", path_, i + 1));
     }
-    index_[j["key"].get<std::string>()] = records_.size();
-    records_.push_back(std::move(j));
+    keep(std::move(j));
   }
   if (read_only) return;
   if (!last_complete) {
-    // Rewrite without the cut line, so that appends start on a fresh line.
+    // Rewrite without the cut line, so that appends start on a fresh line; every other line,
+    // superseded ones too, stays as it was.
     std::ofstream out(path_ + ".tmp", std::ios::binary | std::ios::trunc);
-    for (const auto& r : records_) out << r.dump() << '\n';
+    for (size_t i = 0; i + 1 < lines.size(); ++i) {
+      if (!lines[i].empty()) out << lines[i] << '\n';
+    }
     out.close();
     if (!out || std::rename((path_ + ".tmp").c_str(), path_.c_str()) != 0) {
       throw InputError(fmt::format("{}: cannot rewrite: {}", path_, std::strerror(errno)));
@@ -80,8 +82,16 @@ void ResultLog::append(const nlohmann::json& record) {
       fsync(fileno(file_)) != 0) {
     throw InputError(fmt::format("{}: write failed: {}", path_, std::strerror(errno)));
   }
-  index_[record["key"].get<std::string>()] = records_.size();
-  records_.push_back(record);
+  keep(record);
+}
+
+void ResultLog::keep(nlohmann::json record) {
+  const auto [it, added] = index_.emplace(record["key"].get<std::string>(), records_.size());
+  if (added) {
+    records_.push_back(std::move(record));
+  } else {
+    records_[it->second] = std::move(record);  // supersedes the earlier line, in its place
+  }
 }
 
 const nlohmann::json* ResultLog::find(const std::string& key) const {

@@ -1,7 +1,9 @@
 // The collector's results file: one JSON object per line, appended and flushed to disk as each
 // measurement finishes, so that an interrupted collection loses nothing and a restart skips
 // what is done. A line cut short by a kill (the last one) is ignored on reading; any other
-// malformed line is an InputError naming the file and line.
+// malformed line is an InputError naming the file and line. A later line with the key of an
+// earlier one supersedes it (a timeout measured again under a longer timeout): records() holds
+// the latest, in the earlier one's place, and the file keeps both lines.
 #pragma once
 
 #include <cstdio>
@@ -25,16 +27,19 @@ class ResultLog {
   ResultLog(const ResultLog&) = delete;
   ResultLog& operator=(const ResultLog&) = delete;
 
-  // Records read at open plus those appended since; each has a string "key".
+  // Records read at open plus those appended since, the latest of each key; each has a string
+  // "key".
   const std::vector<nlohmann::json>& records() const { return records_; }
   bool done(const std::string& key) const { return index_.count(key) > 0; }
   // The record with this key, or null.
   const nlohmann::json* find(const std::string& key) const;
-  // Appends one record (it must have a string "key") and flushes it to disk.
+  // Appends one record (it must have a string "key") and flushes it to disk; one with the key
+  // of a record on file supersedes it.
   void append(const nlohmann::json& record);
 
  private:
   ResultLog(std::string path, bool read_only);
+  void keep(nlohmann::json record);  // into records_ and index_, superseding the same key
   std::string path_;
   std::FILE* file_ = nullptr;
   std::vector<nlohmann::json> records_;

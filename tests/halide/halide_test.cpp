@@ -1249,6 +1249,42 @@ TEST(Collect, SchedulesFromAnotherCollectionAreMeasuredUnderTheirKeys) {
   std::filesystem::remove_all(dir);
 }
 
+// A run with a longer --timeout measures again what timed out under a shorter one (not what
+// timed out under the same): the new record supersedes the old in records(), in its place,
+// and the file keeps both lines.
+TEST(Collect, ALongerTimeoutRetriesWhatTimedOutSooner) {
+  const auto dir = fresh_dir("retry_timeouts");
+  CollectOptions o = small_collection(dir, 3);
+  o.max_run_seconds = 0.05;
+  collect(o);
+  const auto path = dir / "measurements.jsonl";
+  std::vector<nlohmann::json> records = ResultLog(path.string()).records();
+  ASSERT_EQ(records.size(), 4u);
+  for (size_t i : {1, 2}) {
+    records[i]["ok"] = false;
+    records[i]["best_ns"] = 0.0;
+    records[i]["error"] = i == 1 ? "timeout after 1.0 s" : "timeout after 10.0 s";
+  }
+  write_log(path, records);
+  EXPECT_TRUE(timed_out_sooner(records[1], o.timeout_s));
+  EXPECT_FALSE(timed_out_sooner(records[2], o.timeout_s));
+  EXPECT_FALSE(timed_out_sooner(records[0], o.timeout_s));
+  const CollectSummary s = collect(o);
+  EXPECT_EQ(s.measured + s.failed, 1);
+  const ResultLog log(path.string());
+  ASSERT_EQ(log.records().size(), 4u);
+  EXPECT_EQ(log.records()[1].at("key"), records[1].at("key"));
+  EXPECT_TRUE(log.records()[1].value("ok", false));
+  EXPECT_EQ(log.find(records[1].at("key")), &log.records()[1]);
+  EXPECT_EQ(log.find(records[2].at("key"))->value("error", ""), "timeout after 10.0 s");
+  std::ifstream in(path);
+  int lines = 0;
+  for (std::string line; std::getline(in, line);) ++lines;
+  EXPECT_EQ(lines, 5);
+  EXPECT_EQ(collect(o).measured, 0);
+  std::filesystem::remove_all(dir);
+}
+
 // --at-least N tops up a program whose datasets hold fewer than N schedules with the next
 // schedules of its seeded sample, skipping those tried here or by the --schedules-from
 // collection (a failure there is not tried again), measured with the run's passes; a second run
