@@ -441,24 +441,26 @@ CollectSummary collect(const CollectOptions& o) {
     for (int i = 1; i < count; ++i) j.fork_keys.push_back(repeat_key(base, k + i));
     return j;
   };
-  std::vector<MeasureJob> first;
-  if (o.recorded) {
-    // The schedules on record instead of a sample: only repeats are measured.
+  // Jobs for the chosen programs' successful first measurements on record, but those in `skip`.
+  const auto on_record_jobs = [&](const std::set<std::string>& skip) {
+    std::vector<MeasureJob> out;
     const auto on_record = first_pass_by_program(log);
     for (const auto& p : programs) {
       const auto it = on_record.find(p.name());
       if (it == on_record.end()) continue;
       for (size_t i : it->second) {
         const auto& rec = log.records()[i];
-        first.push_back({&p,
-                         schedule_from_json(rec.at("schedule")),
-                         rec.at("key").get<std::string>(),
-                         1,
-                         nullptr,
-                         "",
-                         {}});
+        const std::string key = rec.at("key").get<std::string>();
+        if (skip.count(key) == 0)
+          out.push_back({&p, schedule_from_json(rec.at("schedule")), key, 1, nullptr, "", {}});
       }
     }
+    return out;
+  };
+  std::vector<MeasureJob> first;
+  if (o.recorded) {
+    // The schedules on record instead of a sample: only repeats are measured.
+    first = on_record_jobs({});
   } else {
     for (size_t i = 0; i < programs.size(); ++i) {
       for (const auto& s : planned[i]) {
@@ -522,19 +524,7 @@ CollectSummary collect(const CollectOptions& o) {
     // The schedules an earlier run topped up (on record, not planned) get this run's passes.
     std::set<std::string> planned_keys;
     for (const auto& j : first) planned_keys.insert(j.key);
-    std::vector<MeasureJob> earlier;
-    const auto on_record = first_pass_by_program(log);
-    for (const auto& p : programs) {
-      const auto it = on_record.find(p.name());
-      if (it == on_record.end()) continue;
-      for (size_t i : it->second) {
-        const auto& rec = log.records()[i];
-        const std::string key = rec.at("key").get<std::string>();
-        if (planned_keys.count(key) == 0)
-          earlier.push_back({&p, schedule_from_json(rec.at("schedule")), key, 1, nullptr, "", {}});
-      }
-    }
-    repeat(earlier);
+    repeat(on_record_jobs(planned_keys));
     std::map<std::string, std::set<std::string>> elsewhere;  // tried by --schedules-from's CPU
     if (!o.schedules_from.empty())
       elsewhere = tried_keys(
