@@ -228,7 +228,7 @@ Clock::time_point after(double seconds) {
 // The error of a measuring process that sent no complete report: killed on its deadline,
 // crashed, or ended early.
 std::string no_report(bool timed_out, double timeout_s, int status) {
-  if (timed_out) return fmt::format("timeout after {:.1f} s", timeout_s);
+  if (timed_out) return timeout_error(timeout_s);
   if (WIFSIGNALED(status)) return fmt::format("crashed (signal {})", WTERMSIG(status));
   return fmt::format("failed: the measuring process exited with status {} before reporting",
                      WIFEXITED(status) ? WEXITSTATUS(status) : -1);
@@ -443,6 +443,10 @@ std::vector<MeasureResult> measure_processes(const std::function<Workload()>& pr
   return results;
 }
 
+std::string timeout_error(double timeout_s) {
+  return fmt::format("timeout after {:.1f} s", timeout_s);
+}
+
 std::string failure_kind(const std::string& error) {
   if (error.rfind("timeout", 0) == 0) return "timeout";
   if (error.rfind("crashed", 0) == 0) {
@@ -490,7 +494,7 @@ bool compute_isolated(const std::function<std::string()>& produce, double timeou
   const std::string& got = f.bytes;
   uint64_t len = 0;
   if (f.timed_out) {
-    error = fmt::format("timeout after {:.1f} s", timeout_s);
+    error = timeout_error(timeout_s);
   } else if (WIFSIGNALED(f.status)) {
     error = fmt::format("crashed (signal {})", WTERMSIG(f.status));
   } else if (got.size() < 1 + sizeof len ||

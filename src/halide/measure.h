@@ -97,6 +97,9 @@ struct Workload {
 // ("crashed" when no signal is named), "wrong output", "reads outside its inputs"
 // (reads_outside_inputs), "rejected by Halide", or "other".
 std::string failure_kind(const std::string& error);
+// The error of a measurement killed past its limit ("timeout after 10.0 s"; timed_out_sooner
+// reads the limit back).
+std::string timeout_error(double timeout_s);
 
 // `prepare` runs in the child and returns the workload to time; an exception it throws is a
 // recorded failure with its message, and so is a failed check ("wrong output: ...").

@@ -1263,7 +1263,7 @@ TEST(Collect, ALongerTimeoutRetriesWhatTimedOutSooner) {
   for (size_t i : {1, 2}) {
     records[i]["ok"] = false;
     records[i]["best_ns"] = 0.0;
-    records[i]["error"] = i == 1 ? "timeout after 1.0 s" : "timeout after 10.0 s";
+    records[i]["error"] = timeout_error(i == 1 ? 1.0 : 10.0);
   }
   write_log(path, records);
   EXPECT_TRUE(timed_out_sooner(records[1], o.timeout_s));
@@ -1276,7 +1276,7 @@ TEST(Collect, ALongerTimeoutRetriesWhatTimedOutSooner) {
   EXPECT_EQ(log.records()[1].at("key"), records[1].at("key"));
   EXPECT_TRUE(log.records()[1].value("ok", false));
   EXPECT_EQ(log.find(records[1].at("key")), &log.records()[1]);
-  EXPECT_EQ(log.find(records[2].at("key"))->value("error", ""), "timeout after 10.0 s");
+  EXPECT_EQ(log.find(records[2].at("key"))->value("error", ""), timeout_error(10.0));
   std::ifstream in(path);
   int lines = 0;
   for (std::string line; std::getline(in, line);) ++lines;
