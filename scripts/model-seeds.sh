@@ -10,7 +10,9 @@
 # The rows MODEL-final are the final fits of the syntax-tree models (--include-valid: trained on
 # the training and validation programs together, all epochs, the last kept).
 # REUSE=1 keeps checkpoints already in out/model-seeds (trains only what is missing; training:
-# scripts/train-seeds.sh, scoring: scripts/test_scores.py).
+# scripts/train-seeds.sh, scoring: scripts/test_scores.py). MODELS="tgraph xgb ..." takes a subset
+# of the rows (and the ensembles all of whose members are in it); JOBS=2 trains two checkpoints
+# at a time (each on one thread, so the checkpoints are the same as one at a time).
 # usage: scripts/model-seeds.sh [SEEDS...]   (after scripts/build.sh; about 12 minutes before the
 # final fits, which took 8-22 minutes each beside other trainings on 2 cores)
 set -euo pipefail
@@ -21,14 +23,29 @@ OUT=out/model-seeds
 mkdir -p "$OUT"
 retrain=1  # train-seeds.sh keeps a checkpoint already there unless RETRAIN is set
 [ -n "${REUSE:-}" ] && retrain=
-MODELS=(gcn-baseline sage tgraph xgb xgb-ast ast-gcn tgraph-ast ast-gcn-final tgraph-ast-final)
-for m in "${MODELS[@]}"; do
-  RETRAIN=$retrain bash scripts/train-seeds.sh "$m" "${SEEDS[@]}"
-done
-ENSEMBLES=(tgraph+xgb tgraph+ast-gcn "tgraph+ast-gcn*3" tgraph+ast-gcn+xgb ast-gcn+xgb "ast-gcn*3+xgb"
-  tgraph-ast+xgb tgraph-ast+ast-gcn tgraph-ast-final+ast-gcn-final ast-gcn+xgb-ast
-  tgraph-ast-final+ast-gcn-final+xgb-ast "tgraph-ast-final+ast-gcn-final+xgb-ast*0.5")
-POOLED=(tgraph-ast-final+ast-gcn-final "tgraph-ast-final+ast-gcn-final+xgb-ast*0.5")
+read -r -a MODELS <<<"${MODELS:-gcn-baseline sage tgraph xgb xgb-ast ast-gcn tgraph-ast ast-gcn-final tgraph-ast-final}"
+# One line per model; each training runs one thread, JOBS of them at a time.
+for m in "${MODELS[@]}"; do echo "$m"; done |
+  RETRAIN=$retrain xargs -P "${JOBS:-1}" -I{} bash scripts/train-seeds.sh {} "${SEEDS[@]}"
+# only_trained ENSEMBLE...: those all of whose members are among MODELS.
+only_trained() {
+  local e m parts ok
+  for e in "$@"; do
+    ok=1
+    IFS=+ read -r -a parts <<<"$e"
+    for m in "${parts[@]}"; do
+      [[ " ${MODELS[*]} " == *" ${m%\**} "* ]] || ok=
+    done
+    [ -n "$ok" ] && echo "$e"
+  done
+  return 0
+}
+mapfile -t ENSEMBLES < <(only_trained tgraph+xgb tgraph+ast-gcn "tgraph+ast-gcn*3" \
+  tgraph+ast-gcn+xgb ast-gcn+xgb "ast-gcn*3+xgb" tgraph-ast+xgb tgraph-ast+ast-gcn \
+  tgraph-ast-final+ast-gcn-final ast-gcn+xgb-ast tgraph-ast-final+ast-gcn-final+xgb-ast \
+  "tgraph-ast-final+ast-gcn-final+xgb-ast*0.5")
+mapfile -t POOLED < <(only_trained tgraph-ast-final+ast-gcn-final \
+  "tgraph-ast-final+ast-gcn-final+xgb-ast*0.5")
 # ensemble OUT ENSEMBLE SEED...: the members of ENSEMBLE (MODEL[*WEIGHT]+...) for every SEED.
 ensemble() {
   local out=$1 e=$2 m s w
@@ -42,12 +59,12 @@ ensemble() {
   done
   build/tcost ensemble --out "$out" "${args[@]}" >/dev/null
 }
-for e in "${ENSEMBLES[@]}"; do
+for e in ${ENSEMBLES[@]+"${ENSEMBLES[@]}"}; do
   for s in "${SEEDS[@]}"; do ensemble "$OUT/$e-$s.ens" "$e" "$s"; done
 done
-for e in "${POOLED[@]}"; do ensemble "$OUT/pooled-$e.ens" "$e" "${SEEDS[@]}"; done
-PYTHONPATH=build/python:scripts /usr/bin/python3 - "$OUT" "${MODELS[@]}" -- "${ENSEMBLES[@]}" \
-  -- "${POOLED[@]}" -- "${SEEDS[@]}" <<'PYEOF'
+for e in ${POOLED[@]+"${POOLED[@]}"}; do ensemble "$OUT/pooled-$e.ens" "$e" "${SEEDS[@]}"; done
+PYTHONPATH=build/python:scripts /usr/bin/python3 - "$OUT" "${MODELS[@]}" \
+  -- ${ENSEMBLES[@]+"${ENSEMBLES[@]}"} -- ${POOLED[@]+"${POOLED[@]}"} -- "${SEEDS[@]}" <<'PYEOF'
 import json, sys
 import numpy as np
 from test_scores import family, geomean, score, test_views
@@ -73,7 +90,7 @@ for m in models + ensembles:
     rows[m] = [per_family(f"{out}/{m}-{s}." + ("ens" if "+" in m else "pt")) for s in seeds]
 for e in pooled:
     rows[f"{e}, seeds pooled"] = [per_family(f"{out}/pooled-{e}.ens")]
-fams = sorted(rows["tgraph"][0])
+fams = sorted(rows[models[0]][0])
 def cell(per_seed, fs):
     taus = [np.mean([t for f in fs for t in ps[f][0]]) for ps in per_seed]
     s1 = geomean([x for ps in per_seed for f in fs for x in ps[f][1]])
@@ -81,7 +98,10 @@ def cell(per_seed, fs):
     sd = f" ± {np.std(taus):.3f}" if len(taus) > 1 else ""  # a pooled ensemble is one
     return f"{np.mean(taus):.3f}{sd} / {s1:.2f}x / {s5:.2f}x"
 print(f"Seeds {', '.join(seeds)}; cells: mean test tau ± sd over seeds / geomean slowdown@1 / @5.")
-print(f"Noise ceilings of the data: same-run tau {noise['same_run_tau']:.3f}, cross-session tau {noise.get('cross_session_tau', float('nan')):.3f}.")
+def figure(key):  # a figure nothing has measured is null (or absent) in the manifest
+    v = noise.get(key)
+    return "not measured" if v is None else f"{v:.3f}"
+print(f"Noise ceilings of the data: same-run tau {figure('same_run_tau')}, cross-session tau {figure('cross_session_tau')}.")
 print()
 print("| model | " + " | ".join(fams) + " | all test programs |")
 print("|---|" + "---|" * (len(fams) + 1))

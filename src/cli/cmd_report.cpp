@@ -67,10 +67,8 @@ void run_report(const ReportOptions& o) {
     }
     if (!o.data.empty()) {
       const auto model = train::load_cost_model(o.model);
-      std::optional<double> ceiling;
-      if (manifest.is_object() && manifest.contains("noise_ceiling"))
-        ceiling = manifest["noise_ceiling"].value("kendall_tau", 0.0);
-      page.add_predictions(o.model, report::predict_split(*model, o.data, o.max_graphs), ceiling);
+      page.add_predictions(o.model, report::predict_split(*model, o.data, o.max_graphs),
+                           report::noise_ceiling(manifest));
       page.add_note("Predictions on: " + o.data);
     }
   }

@@ -202,15 +202,24 @@ void Report::add_training(const std::string& model, const std::vector<json>& log
            {"encoding", {{"x", x}, {"y", {{"field", "best"}, {"type", "quantitative"}}}}}}}}});
 }
 
+namespace {
+// The noise ceiling as a vertical crimson rule over a plot of Kendall taus.
+json ceiling_rule(double tau) {
+  return {{"mark", {{"type", "rule"}, {"color", "crimson"}, {"strokeWidth", 2}}},
+          {"encoding", {{"x", {{"datum", tau}, {"type", "quantitative"}}}}}};
+}
+}  // namespace
+
 void Report::add_predictions(const std::string& model, const std::vector<Predicted>& graphs,
-                             std::optional<double> ceiling) {
+                             const std::optional<NoiseCeiling>& noise) {
   section(
       "Predictions: " + model,
-      fmt::format(
-          "Predicted against measured rank of every configuration of {} held-out "
-          "graphs (0 = fastest), Kendall tau and slowdown@k per graph and per family{}.",
-          graphs.size(),
-          ceiling ? fmt::format(", next to the data's noise ceiling (tau {:.3f})", *ceiling) : ""));
+      fmt::format("Predicted against measured rank of every configuration of {} held-out "
+                  "graphs (0 = fastest), Kendall tau and slowdown@k per graph and per family{}.",
+                  graphs.size(),
+                  noise ? fmt::format(", next to the data's noise ceiling ({} tau {:.3f})",
+                                      noise->kind, noise->tau)
+                        : ""));
   if (graphs.empty()) {
     body_ += "<p>No graphs to predict.</p>\n";
     return;
@@ -257,12 +266,10 @@ void Report::add_predictions(const std::string& model, const std::vector<Predict
         {"color", {{"field", "family"}, {"type", "nominal"}}},
         {"tooltip", {{{"field", "graph"}}, {{"field", "tau"}, {"format", ".3f"}}}}}}};
   json layers = json::array({tau_layer});
-  if (ceiling) {
-    layers.push_back({{"mark", {{"type", "rule"}, {"color", "crimson"}, {"strokeWidth", 2}}},
-                      {"encoding", {{"x", {{"datum", *ceiling}, {"type", "quantitative"}}}}}});
+  if (noise) {
+    layers.push_back(ceiling_rule(noise->tau));
   }
-  plot(ceiling ? "Kendall tau per graph; the red line is the noise ceiling"
-               : "Kendall tau per graph",
+  plot(noise ? "Kendall tau per graph; the red line is the noise ceiling" : "Kendall tau per graph",
        {{"data", {{"values", per_graph}}}, {"width", 480}, {"layer", layers}});
   plot(
       "Slowdown@1 and @5 per graph: how much slower the best of the k predicted fastest is than "
@@ -294,11 +301,11 @@ void Report::add_predictions(const std::string& model, const std::vector<Predict
     all_s1.insert(all_s1.end(), s1.begin(), s1.end());
     all_s5.insert(all_s5.end(), s5.begin(), s5.end());
     rows.push_back({family, std::to_string(gs.size()), num(mean_finite(t)),
-                    ceiling ? num(*ceiling) : "-", ratio_geomean(s1), ratio_geomean(s5)});
+                    noise ? num(noise->tau) : "-", ratio_geomean(s1), ratio_geomean(s5)});
     fam.push_back({{"family", family}, {"tau", mean_finite(t)}});
   }
   rows.push_back({"all", std::to_string(graphs.size()), num(mean_finite(all_tau)),
-                  ceiling ? num(*ceiling) : "-", ratio_geomean(all_s1), ratio_geomean(all_s5)});
+                  noise ? num(noise->tau) : "-", ratio_geomean(all_s1), ratio_geomean(all_s5)});
   table({"family", "graphs", "mean tau", "noise ceiling", "slowdown@1 (geomean)",
          "slowdown@5 (geomean)"},
         rows);
@@ -308,12 +315,11 @@ void Report::add_predictions(const std::string& model, const std::vector<Predict
          {{"y", {{"field", "family"}, {"type", "nominal"}, {"title", nullptr}}},
           {"x", {{"field", "tau"}, {"type", "quantitative"}, {"title", "mean Kendall tau"}}},
           {"color", {{"field", "family"}, {"type", "nominal"}, {"legend", nullptr}}}}}}});
-  if (ceiling) {
-    fam_layers.push_back({{"mark", {{"type", "rule"}, {"color", "crimson"}, {"strokeWidth", 2}}},
-                          {"encoding", {{"x", {{"datum", *ceiling}, {"type", "quantitative"}}}}}});
+  if (noise) {
+    fam_layers.push_back(ceiling_rule(noise->tau));
   }
   plot("Mean Kendall tau per family" +
-           std::string(ceiling ? "; the red line is the noise ceiling" : ""),
+           std::string(noise ? "; the red line is the noise ceiling" : ""),
        {{"data", {{"values", fam}}}, {"width", 480}, {"layer", fam_layers}});
 }
 
@@ -441,9 +447,10 @@ void Report::add_dataset(const std::vector<json>& records, const json& manifest)
   for (const auto& [p, v] : runtimes) total_ok += v.size();
   body_ += fmt::format("<p>{} programs, {} successful measurements, {} failed.", runtimes.size(),
                        total_ok, total_fail);
-  if (manifest.is_object() && manifest.contains("noise_ceiling")) {
-    body_ += fmt::format(" Noise ceiling (same-run Kendall tau): {}.",
-                         num(manifest["noise_ceiling"].value("kendall_tau", std::nan(""))));
+  if (const auto ceiling = noise_ceiling(manifest)) {
+    body_ += fmt::format(" Noise ceiling ({} Kendall tau): {}.", ceiling->kind, num(ceiling->tau));
+  } else if (manifest.is_object()) {
+    body_ += " Noise ceiling: not measured.";
   }
   if (manifest.is_object() && manifest.contains("machine")) {
     const json& m = manifest["machine"];
@@ -584,6 +591,23 @@ std::vector<json> read_jsonl(const std::string& path, int* skipped) {
   }
   if (skipped != nullptr) *skipped = bad;
   return out;
+}
+
+std::optional<NoiseCeiling> noise_ceiling(const json& manifest) {
+  // A figure counts only where it is a number: a collection nothing measured again writes null.
+  const auto number = [](const json& object, const char* key) -> std::optional<double> {
+    if (!object.is_object() || !object.contains(key) || !object[key].is_number()) return {};
+    return object[key].get<double>();
+  };
+  if (!manifest.is_object()) return {};
+  const json none;
+  const json& noise = manifest.contains("noise") ? manifest["noise"] : none;
+  if (const auto tau = number(noise, "cross_session_tau"))
+    return NoiseCeiling{*tau, "cross-session"};
+  if (const auto tau = number(noise, "same_run_tau")) return NoiseCeiling{*tau, "same-run"};
+  const json& older = manifest.contains("noise_ceiling") ? manifest["noise_ceiling"] : none;
+  if (const auto tau = number(older, "kendall_tau")) return NoiseCeiling{*tau, "same-run"};
+  return {};
 }
 
 std::string family_of(const std::string& graph_name) {

@@ -30,6 +30,12 @@ struct Predicted {
   std::vector<double> runtime;  // measured
 };
 
+// A data's noise ceiling (Kendall tau) and how it was measured.
+struct NoiseCeiling {
+  double tau;
+  std::string kind;  // "cross-session" or "same-run"
+};
+
 // The records of one tuning run of one method (a tune log or a comparison's log).
 struct TuningRun {
   std::string method;                   // "tcost", "random", "default", "adams2019", ...
@@ -41,9 +47,9 @@ class Report {
   explicit Report(std::string title);
   void add_note(const std::string& text);  // a paragraph under the title (what was read)
   void add_training(const std::string& model, const std::vector<nlohmann::json>& log);
-  // `ceiling`: the data's noise ceiling (Kendall tau), when known.
+  // `ceiling`: the data's noise ceiling, when known (noise_ceiling()).
   void add_predictions(const std::string& model, const std::vector<Predicted>& graphs,
-                       std::optional<double> ceiling);
+                       const std::optional<NoiseCeiling>& noise);
   void add_tuning(const std::vector<TuningRun>& runs);
   // `records`: a collection's measurements; `manifest`: its manifest (or null).
   void add_dataset(const std::vector<nlohmann::json>& records, const nlohmann::json& manifest);
@@ -68,6 +74,10 @@ std::string default_js_dir();
 
 // Reading inputs: JSON lines (a cut or damaged line is skipped and counted in `skipped`).
 std::vector<nlohmann::json> read_jsonl(const std::string& path, int* skipped = nullptr);
+// The data's noise ceiling from its manifest: the cross-session Kendall tau where a later run
+// measured it (noise.cross_session_tau), else the same-run tau (noise.same_run_tau, or the older
+// noise_ceiling.kendall_tau), else none (a figure nothing has measured is null in the manifest).
+std::optional<NoiseCeiling> noise_ceiling(const nlohmann::json& manifest);
 // The family of a graph from its name: a trailing "_28x64x128"-style size removed.
 std::string family_of(const std::string& graph_name);
 

@@ -28,6 +28,25 @@ grep -q "install-deps.sh" "$OUT/err.txt" || fail "the error does not say how to 
 [ ! -e "$OUT/x.html" ] || fail "a page was written without its library"
 set -e
 
+# The noise ceiling a page states comes from the manifest: the cross-session tau where a later
+# run measured it, else the same-run tau, else "not measured" (a collection nothing measured
+# again writes null figures; that once crashed the report).
+noise_page() {  # noise_page NAME NOISE_JSON: the dataset paragraph of a collection with it
+  local dir="$OUT/noise-$1"
+  mkdir -p "$dir"
+  head -n 300 data/halide/measurements.jsonl >"$dir/measurements.jsonl"
+  printf '{"noise": %s, "noise_ceiling": {"kendall_tau": null}}\n' "$2" >"$dir/manifest.json"
+  "$TCOST" report --out "$dir/page.html" --collect "$dir" >"$dir/out.txt" 2>&1 ||
+    fail "report on a manifest with noise $2: $(cat "$dir/out.txt")"
+  grep -o "Noise ceiling[^.]*[.][0-9]*" "$dir/page.html" || true
+}
+got=$(noise_page none '{"same_run_tau": null}')
+[ "$got" = "Noise ceiling: not measured." ] || fail "null figures: got '$got'"
+got=$(noise_page same '{"same_run_tau": 0.75, "cross_session_tau": null}')
+[ "$got" = "Noise ceiling (same-run Kendall tau): 0.750" ] || fail "same-run only: got '$got'"
+got=$(noise_page both '{"same_run_tau": 0.75, "cross_session_tau": 0.9}')
+[ "$got" = "Noise ceiling (cross-session Kendall tau): 0.900" ] || fail "both: got '$got'"
+
 # A small tuning run with a comparison, so that every section has data.
 "$TCOST" tune --program softmax_512x512 --model models/tgraph-halide.pt --budget 3 \
   --compare default,random,mullapudi2016 --log "$OUT/tune.jsonl" --threads 1 >"$OUT/tune.txt"
