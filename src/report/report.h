@@ -47,7 +47,7 @@ class Report {
   explicit Report(std::string title);
   void add_note(const std::string& text);  // a paragraph under the title (what was read)
   void add_training(const std::string& model, const std::vector<nlohmann::json>& log);
-  // `ceiling`: the data's noise ceiling, when known (noise_ceiling()).
+  // `noise`: the data's noise ceiling, when known (noise_ceiling()).
   void add_predictions(const std::string& model, const std::vector<Predicted>& graphs,
                        const std::optional<NoiseCeiling>& noise);
   void add_tuning(const std::vector<TuningRun>& runs);
