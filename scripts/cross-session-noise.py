@@ -11,12 +11,14 @@ The shipped side takes, as the manifest does, only the measurements on the colle
 figures in the README before 2026-12-02 were made), --cpu NAME one named CPU. The later run's
 own passes are taken whatever its CPU; the script prints it.
 usage: PYTHONPATH=build/python /usr/bin/python3 scripts/cross-session-noise.py DATA_DIR SESSION
-           [OTHER_SESSION] [--cpu data|any|NAME]"""
+           [OTHER_SESSION] [--cpu data|any|NAME] [--statistics]
+--statistics also prints, across the sessions, each statistic of a measuring process (best,
+third-best, median run) over each side's passes (first, minimum, median)."""
 import argparse
 import collections
 import statistics
 
-from measurement_log import data_cpu, load_records, passes, quantile
+from measurement_log import data_cpu, load_records, ok_pass_records, passes, quantile
 from tcost import kendall_tau
 
 
@@ -49,6 +51,8 @@ def main():
     ap.add_argument("data")
     ap.add_argument("session")
     ap.add_argument("other", nargs="?")
+    ap.add_argument("--statistics", action="store_true",
+                    help="also compare the statistics of a process and over passes")
     ap.add_argument("--cpu", default="data",
                     help="the shipped measurements' CPU: data (the manifest's), any, or a name")
     args = ap.parse_args()
@@ -131,6 +135,41 @@ def main():
                                  for p, _, _, _, t, w in rows[:5]))
     if other:
         between_sessions(recs, session, other)
+    if args.statistics:
+        statistics_table(recs, session, cpu)
+
+
+def statistics_table(recs, session, cpu):
+    """Across the sessions, each statistic of a measuring process (its best, third-best or median
+    timed run) taken over each side's passes (the first pass alone, the minimum, the median), on
+    the schedules whose passes all succeeded on both sides: what each choice would make of the
+    same measurements (docs/collect.md, "Short programs: a minimum timed total")."""
+    prefix = f"session|{session}|"
+    programs = collections.defaultdict(list)  # instance -> [(old records, new records)]
+    for key, r in recs.items():
+        if not key.startswith(prefix) or not r.get("ok") or key[len(prefix):] not in recs:
+            continue
+        old = ok_pass_records(recs, key[len(prefix):], r["target"], cpu)
+        new = ok_pass_records(recs, key, r["target"])
+        if old and new:
+            programs[r["instance"]].append((old, new))
+    k = max(min(len(o), len(n)) for v in programs.values() for o, n in v)
+    programs = {p: [(o, n) for o, n in v if len(o) >= k and len(n) >= k]
+                for p, v in programs.items()}
+    print(f"\nstatistics over {k} passes a side (every schedule with at least {k} on both):")
+    print("| per process | over passes | mean tau over programs | new/old p10 | p90 | p90/p10 |")
+    print("|---|---|---|---|---|---|")
+    overs = (("first pass", lambda x: x[0]), ("minimum", min), ("median", statistics.median))
+    for field, what in (("best_ns", "best run"), ("third_ns", "third-best run"),
+                        ("median_ns", "median run")):
+        for over, f in overs:
+            pairs = {p: [(f([x[field] for x in o[:k]]), f([x[field] for x in n[:k]]))
+                         for o, n in v] for p, v in programs.items()}
+            pairs = {p: v for p, v in pairs.items() if len(v) >= 2}
+            taus = [kendall_tau([a for a, _ in v], [b for _, b in v]) for v in pairs.values()]
+            r = [b / a for v in pairs.values() for a, b in v]
+            print(f"| {what} | {over} | {statistics.mean(taus):.3f} | {quantile(r, .1):.2f} | "
+                  f"{quantile(r, .9):.2f} | {quantile(r, .9) / quantile(r, .1):.2f} |")
 
 
 if __name__ == "__main__":

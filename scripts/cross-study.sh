@@ -12,6 +12,9 @@
 #          today's UTC date), the same alternation, PASSES passes; then prints, per protocol,
 #          scripts/cross-session-noise.py's comparison (singles, bests of two and three, across
 #          the sessions).
+# Other samples and protocols (docs/collect.md, "Short programs: a minimum timed total"):
+#   PROGRAMS=a,b,... (collect --pipelines), SCHEDULES=N per program (default 40),
+#   PROTOCOLS="heap arena-pin arena-pin-50ms" (names of FLAGS below), OUT=dir.
 # Must run alone on the machine (no builds or tests meanwhile); about 20 minutes a pass of both
 # protocols on this project's 2-core machine. Resumable: run the same command again.
 # usage: scripts/cross-study.sh first|later   (after scripts/build.sh; TCOST=binary to use a
@@ -23,17 +26,21 @@ PASSES=${PASSES:-4}
 OUT=${OUT:-data/studies/cross}
 TCOST=${TCOST:-build/tcost}
 SESSION=${SESSION:-$(date -u +%F)}
-PROGRAMS=segment_sum_32x16384x128,row_stats_1024x256,batched_matmul_16x64,matmul_256,gaussian_blur_1024x768,softmax_512x512,conv1x1_14x128x256,resnet_bottleneck_14x256x64,morph_close_1024x768,attention_4x64x64,sobel_1024x768,unsharp_u8_1024x768
-PROTOCOLS=(heap arena-pin)
-declare -A FLAGS=([heap]="" [arena-pin]="--arena --pin-threads")
-COMMON=(--pipelines "$PROGRAMS" --configs-per-graph 39 --seed 11 --no-ast)
+PROGRAMS=${PROGRAMS:-segment_sum_32x16384x128,row_stats_1024x256,batched_matmul_16x64,matmul_256,gaussian_blur_1024x768,softmax_512x512,conv1x1_14x128x256,resnet_bottleneck_14x256x64,morph_close_1024x768,attention_4x64x64,sobel_1024x768,unsharp_u8_1024x768}
+SCHEDULES=${SCHEDULES:-40}  # per program, the default among them
+# PROTOCOLS="a b": which of FLAGS's protocols, in the order they take turns.
+read -r -a PROTOCOLS <<<"${PROTOCOLS:-heap arena-pin}"
+declare -A FLAGS=([heap]="" [arena-pin]="--arena --pin-threads"
+                  [arena-pin-50ms]="--arena --pin-threads --min-run-seconds 0.05")
+COMMON=(--pipelines "$PROGRAMS" --configs-per-graph $((SCHEDULES - 1)) --seed 11 --no-ast)
 case "$MODE" in
   first) what=() ;;
-  later) what=(--cross-session 40 --session "$SESSION") ;;
+  later) what=(--cross-session "$SCHEDULES" --session "$SESSION") ;;
   *) echo "unknown mode $MODE (first or later)" >&2; exit 2 ;;
 esac
 for k in $(seq 1 "$PASSES"); do
   for p in "${PROTOCOLS[@]}"; do
+    [ -n "${FLAGS[$p]+set}" ] || { echo "unknown protocol $p (${!FLAGS[*]})" >&2; exit 2; }
     # shellcheck disable=SC2086
     "$TCOST" collect --out "$OUT/$p" "${COMMON[@]}" "${what[@]}" --passes "$k" ${FLAGS[$p]} \
       >"$OUT/$p.log" 2>&1 || { tail -5 "$OUT/$p.log" >&2; exit 1; }

@@ -48,6 +48,11 @@ void register_collect(CLI::App& app) {
                   "Stop repeating timed runs of a schedule after this much run time")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 3600.0));
+  cmd->add_option("--min-run-seconds", o->min_run_seconds,
+                  "Protocol: keep timing a schedule until its timed runs add up to this much "
+                  "(short programs get more runs; 0 = off)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 3600.0));
   cmd->add_flag("!--no-ast", o->ast, "Do not write the syntax-tree datasets");
   cmd->add_flag("!--rewrite", o->measure,
                 "Measure nothing: rewrite the datasets and manifest from the records on file");

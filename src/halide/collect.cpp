@@ -402,6 +402,7 @@ CollectSummary collect(const CollectOptions& o) {
   mo.check_every_run = o.check_every_run;
   mo.timeout_s = o.timeout_s;
   mo.max_run_seconds = o.max_run_seconds;
+  mo.min_run_seconds = o.min_run_seconds;
   mo.lock_path = (fs::path(o.out) / ".measure.lock").string();
   BatchOptions bo;
   bo.measure = mo;

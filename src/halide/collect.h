@@ -29,6 +29,7 @@ struct CollectOptions {
   int threads = 2;               // Halide threads in timed runs
   double timeout_s = 10;         // per schedule: compile + runs (+ waiting for the timing lock)
   double max_run_seconds = 0.5;  // stop repeating timed runs after this much run time
+  double min_run_seconds = 0;    // MeasureOptions::min_run_seconds (--min-run-seconds)
   int workers = 2;               // measurements in flight: compiles overlap, timed runs do not
   double remeasure = 0;          // fraction of measured schedules timed again in a second pass
   bool ast = true;               // write the syntax-tree datasets (lowers every configuration)

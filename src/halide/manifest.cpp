@@ -205,6 +205,9 @@ void write_manifest(const CollectOptions& o, const MeasureOptions& mo, const Res
         {"schedules_tried_per_program", {{"min", tried_min}, {"max", tried_max}}}}},
       {"counts", counts},
   };
+  // Absent means 0 (timing stops on the run count and agreement alone), as in the collections
+  // measured before the option existed.
+  if (mo.min_run_seconds > 0) m["protocol"]["min_run_seconds"] = mo.min_run_seconds;
   if (o.shard_count > 1)
     m["protocol"]["shard"] = fmt::format("{}/{}", o.shard_index, o.shard_count);
   if (!o.schedules_from.empty()) m["protocol"]["schedules_from"] = o.schedules_from;

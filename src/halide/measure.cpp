@@ -126,7 +126,11 @@ void time_workload(const Workload& workload, const MeasureOptions& o, int lock, 
   const auto timed0 = Clock::now();
   const bool every_run = o.check_every_run && workload.check && workload.poison;
   double poison_s = 0;  // time spent poisoning and checking, not counted as run time
-  while (static_cast<int>(times.size()) < o.max_runs) {
+  // With min_run_seconds, a short program's runs go on past max_runs until their total reaches
+  // it (bounded by kRunCap runs and max_run_seconds).
+  constexpr int kRunCap = 1000000;
+  while (static_cast<int>(times.size()) < o.max_runs ||
+         (total_s < o.min_run_seconds && static_cast<int>(times.size()) < kRunCap)) {
     const int run = static_cast<int>(times.size());
     if (every_run) {
       const auto p = Clock::now();
@@ -151,10 +155,12 @@ void time_workload(const Workload& workload, const MeasureOptions& o, int lock, 
     }
     times.push_back(ns);
     total_s += ns * 1e-9;
-    if (static_cast<int>(times.size()) >= o.min_runs) {
+    if (total_s > o.max_run_seconds && static_cast<int>(times.size()) >= o.min_runs) break;
+    if (static_cast<int>(times.size()) >= o.min_runs && total_s >= o.min_run_seconds) {
       std::vector<double> sorted = times;
       std::sort(sorted.begin(), sorted.end());
-      if (sorted[2] <= sorted[0] * (1 + o.tolerance) || total_s > o.max_run_seconds) break;
+      // Fewer than three runs (min_runs < 3: a single check run) stop at min_runs.
+      if (sorted.size() < 3 || sorted[2] <= sorted[0] * (1 + o.tolerance)) break;
     }
   }
   w.timed_wall_s = std::chrono::duration<double>(Clock::now() - timed0).count() - poison_s;

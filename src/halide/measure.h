@@ -22,6 +22,10 @@ struct MeasureOptions {
   int max_runs = 50;             // timed runs at most
   double tolerance = 0.03;       // stop when third-best <= best * (1 + tolerance)
   double max_run_seconds = 3.0;  // stop timing after this much total run time
+  // Keep timing until the timed runs add up to at least this much (a short program then gets
+  // many runs, past max_runs, instead of stopping at three that agree); 0 = off. The study of
+  // short programs' noise (docs/collect.md, "Short programs: a minimum timed total").
+  double min_run_seconds = 0;
   // When set, measurements of several processes share this lock file: compilation holds it
   // shared, timed runs hold it exclusively, so compiles overlap but timed runs run alone.
   std::string lock_path;

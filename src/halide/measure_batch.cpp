@@ -118,6 +118,7 @@ BatchSummary measure_batch(ResultLog& log, const std::vector<MeasureJob>& all_jo
         }
         nlohmann::json rec = measurement_record(as, o.threads, o.measure.check_every_run, r);
         add_protocol(rec, o.placement, o.pool, o.measure.pin_threads);
+        if (o.measure.min_run_seconds > 0) rec["min_run_seconds"] = o.measure.min_run_seconds;
         // Wall time of the whole measurement (fork, compile, waiting for the timing lock, runs;
         // with forks, all its timing processes), and of a forked timing process alone.
         rec["wall_s"] = i == 0 ? wall_s : r.process_wall_s;

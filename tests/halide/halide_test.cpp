@@ -187,6 +187,30 @@ TEST(Measure, TimesAWorkloadAndOrdersUnequalOnes) {
   EXPECT_LT(fast.best_ns * 5, slow.best_ns);
 }
 
+// A minimum timed total keeps a short workload's runs going past max_runs until they add up to
+// it; without one, its runs stop at max_runs or on agreement. A single check run (min_runs 1)
+// stops at one run.
+TEST(Measure, AMinimumTimedTotalGivesShortWorkloadsMoreRuns) {
+  MeasureOptions o;
+  o.max_runs = 5;
+  o.tolerance = 0;  // never agree: without a minimum total the runs stop at max_runs
+  const MeasureResult plain = measure_isolated([] { return spin(20000); }, o);
+  ASSERT_TRUE(plain.ok) << plain.error;
+  EXPECT_EQ(plain.runs, 5);
+  o.tolerance = 1.0;  // agree at once: only the minimum total keeps it going
+  o.min_run_seconds = 0.05;
+  const MeasureResult total = measure_isolated([] { return spin(20000); }, o);
+  ASSERT_TRUE(total.ok) << total.error;
+  EXPECT_GT(total.runs, 5);
+  EXPECT_GE(total.timed_wall_s, 0.05);
+  o.min_run_seconds = 0;
+  o.min_runs = o.max_runs = 1;
+  const MeasureResult once = measure_isolated([] { return spin(20000); }, o);
+  ASSERT_TRUE(once.ok) << once.error;
+  EXPECT_EQ(once.runs, 1);
+  EXPECT_EQ(once.best_ns, once.third_ns);
+}
+
 // Whether malloc serves a 64 MiB block by mapping it (the block is used, so that the compiler
 // keeps the allocation).
 bool big_block_is_mapped() {
