@@ -9,7 +9,7 @@
 # The rows "..., seeds pooled" are one ensemble of every seed's members (no sd: one ensemble).
 # The rows MODEL-final are the final fits of the syntax-tree models (--include-valid: trained on
 # the training and validation programs together, all epochs, the last kept).
-# REUSE=1 keeps checkpoints already in out/model-seeds (trains only what is missing; training:
+# REUSE=1 keeps checkpoints already in out/model-seeds (trains only what is missing or unfinished; training:
 # scripts/train-seeds.sh, scoring: scripts/test_scores.py). MODELS="tgraph xgb ..." takes a subset
 # of the rows (and the ensembles all of whose members are in it); JOBS=2 trains two checkpoints
 # at a time (each on one thread, so the checkpoints are the same as one at a time).

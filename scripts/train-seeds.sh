@@ -2,7 +2,9 @@
 # Trains MODEL on the shipped measured data with default options, one checkpoint per seed, at
 # out/model-seeds/MODEL-SEED.pt (--threads 1), the data root chosen by what the model reads:
 # layout graphs, the syntax trees for ast-gcn, both side by side for tgraph-ast. A checkpoint
-# already there is kept unless RETRAIN=1. Shared by scripts/model-seeds.sh and
+# whose training ended (MODEL-SEED.pt.done, written when `tcost train` returns) is kept unless
+# RETRAIN=1; one whose training was stopped (a checkpoint is written at each best epoch, so it
+# may be there unfinished) continues from its resume state (--resume). Shared by scripts/model-seeds.sh and
 # scripts/seed-ensembles.sh. MODEL-final (e.g. ast-gcn-final) is MODEL's final fit: trained with
 # --include-valid (train/ and valid/ together, all epochs, the last kept). xgb-ast is XGBoost on
 # the syntax trees' hand-crafted features (xgb trained on data/halide/ast).
@@ -22,7 +24,12 @@ data=data/halide/layout
 [ "$base" = ast-gcn ] || [ "$m" = xgb-ast ] && data=data/halide/ast
 [ "$base" = tgraph-ast ] && data=data/halide  # both views side by side
 for s in "$@"; do
-  [ -z "${RETRAIN:-}" ] && [ -f "$OUT/$m-$s.pt" ] && continue
+  pt=$OUT/$m-$s.pt
+  [ -z "${RETRAIN:-}" ] && [ -f "$pt.done" ] && continue
+  resume=()
+  [ -z "${RETRAIN:-}" ] && [ -f "$pt.resume" ] && resume=(--resume)
+  rm -f "$pt.done"
   build/tcost train --data "$data" --model "$base" "${extra[@]+"${extra[@]}"}" --seed "$s" \
-    --out "$OUT/$m-$s.pt" --quiet --threads 1 >/dev/null
+    --out "$pt" --quiet --threads 1 "${resume[@]+"${resume[@]}"}" >/dev/null
+  touch "$pt.done"
 done
