@@ -24,7 +24,7 @@ import os
 
 import numpy as np
 import tcost
-from measurement_log import data_cpu, load_records, passes
+from measurement_log import data_cpu, in_datasets, load_records, passes
 
 
 def configs_in_order(recs, instance, target, cpu):
@@ -33,7 +33,8 @@ def configs_in_order(recs, instance, target, cpu):
     value, not the position), as the C++ log does, so its order is the datasets'."""
     out = []
     for key, r in recs.items():
-        if r.get("instance") != instance or key.startswith(("session|", "repeat|")):
+        if (r.get("instance") != instance or key.startswith(("session|", "repeat|"))
+                or not in_datasets(recs, key)):
             continue
         p = passes(recs, key, target, cpu)
         if p:

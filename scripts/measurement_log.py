@@ -56,6 +56,23 @@ def passes(recs, key, target, cpu=None):
     return [p["best_ns"] for p in ok_pass_records(recs, key, target, cpu)]
 
 
+def failed_check(record):
+    """Whether a measurement found its schedule unsound (as the C++ failed_check): a crash, a
+    wrong output or a read outside an input. The datasets leave out a schedule with one such
+    pass, even when its other passes succeeded."""
+    if record.get("ok"):
+        return False
+    error = record.get("error", "")
+    return (error.startswith("crashed") or "wrong output" in error
+            or "reads outside its inputs" in error)
+
+
+def in_datasets(recs, key):
+    """Whether the datasets hold the schedule of first measurement KEY: the first succeeded and
+    no pass failed_check (first_pass_by_program, any_pass_failed_check in C++)."""
+    return recs[key].get("ok", False) and not any(failed_check(r) for r in pass_records(recs, key))
+
+
 def quantile(v, q):
     """The q-quantile of v, the nearest rank."""
     v = sorted(v)
