@@ -6,8 +6,9 @@
 # RETRAIN=1; one whose training was stopped (a checkpoint is written at each best epoch, so it
 # may be there unfinished) continues from its resume state (--resume). Shared by
 # scripts/model-seeds.sh and scripts/seed-ensembles.sh. MODEL-final (e.g. ast-gcn-final) is
-# MODEL's final fit: trained with --include-valid (train/ and valid/ together, all epochs, the last kept). xgb-ast is XGBoost on
-# the syntax trees' hand-crafted features (xgb trained on data/halide/ast).
+# MODEL's final fit: trained with --include-valid (train/ and valid/ together, all epochs, the
+# last kept). xgb-ast is XGBoost on the syntax trees' hand-crafted features (xgb trained on
+# data/halide/ast).
 # usage: scripts/train-seeds.sh MODEL SEED...   (after scripts/build.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
