@@ -9,8 +9,9 @@ each test program and gives, per program and in the mean:
   shipped runtimes, i.e. how far noise alone moves the first pick),
 - each model checkpoint's ranking of the same schedules, scored the same way.
 Schedules are matched to dataset configurations as the datasets are written (first
-measurement of each schedule in log order, runtime the best of its passes on the data's CPU
-under the session's target; src/halide/datasets.cpp), checked against the runtimes in the
+measurement of each schedule in log order, runtime the minimum over its passes on the data's
+CPU under the session's target of the manifest's statistic, best or median run;
+src/halide/datasets.cpp), checked against the runtimes in the
 files. Kendall's tau-b and slowdown are tcost's own (the Python module).
 usage: PYTHONPATH=build/python /usr/bin/python3 scripts/ceiling-subsets.py DATA_DIR
            [--session NAME] [--split test] [LABEL=]CHECKPOINT...
@@ -24,10 +25,10 @@ import os
 
 import numpy as np
 import tcost
-from measurement_log import data_cpu, in_datasets, load_records, passes
+from measurement_log import data_cpu, data_field, in_datasets, load_records, passes
 
 
-def configs_in_order(recs, instance, target, cpu):
+def configs_in_order(recs, instance, target, cpu, field):
     """The keys of one program's configurations in the datasets' order, with their runtimes.
     load_records keeps each key where it first appears in the log (a later line replaces the
     value, not the position), as the C++ log does, so its order is the datasets'."""
@@ -36,7 +37,7 @@ def configs_in_order(recs, instance, target, cpu):
         if (r.get("instance") != instance or key.startswith(("session|", "repeat|"))
                 or not in_datasets(recs, key)):
             continue
-        p = passes(recs, key, target, cpu)
+        p = passes(recs, key, target, cpu, field)
         if p:
             out.append((key, min(p)))
     return out
@@ -56,7 +57,7 @@ def main():
     manifest = json.load(open(f"{a.data}/manifest.json"))
     cross = manifest["noise"]["cross_session"]
     session = a.session or cross["session"]
-    target, cpu = cross["run"]["target"], data_cpu(a.data)
+    target, cpu, field = cross["run"]["target"], data_cpu(a.data), data_field(a.data)
     recs = load_records(a.data)
     models = []
     for m in a.models:
@@ -76,7 +77,7 @@ def main():
         g = tcost.load(f"{a.data}/layout/{a.split}/{f}")
         t = tcost.load(f"{a.data}/ast/{a.split}/{f}")
         instance = f[:-4]
-        order = configs_in_order(recs, instance, target, cpu)
+        order = configs_in_order(recs, instance, target, cpu, field)
         truth = np.asarray(g["config_runtime"], dtype=np.float64)
         if len(order) != len(truth):
             raise SystemExit(f"{instance}: {len(order)} schedules in the log, {len(truth)} in "
@@ -88,7 +89,7 @@ def main():
         idx, later = [], []
         for i, (key, _) in enumerate(order):
             later_key = f"session|{session}|{key}"
-            new = passes(recs, later_key, target) if later_key in recs else []
+            new = passes(recs, later_key, target, None, field) if later_key in recs else []
             if new:
                 idx.append(i)
                 later.append(min(new))

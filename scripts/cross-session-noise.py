@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Where the measurement noise is: reads a collection's measurements.jsonl and, for the schedules
 of one cross-session run (tcost collect --cross-session N --passes K --session NAME), compares
-single measurements and bests of two and three, across the sessions and within the later run,
-and the tau by the programs' runtime and spread. With a second session name, it also compares
-the two later runs with each other on the schedules both measured. Kendall's tau-b is tcost's
-own (the Python module), the metric behind the manifest's figure.
+single measurements and bests of two and three (each measurement's best run, or its median run
+where the manifest's statistic is the median: collect --statistic), across the sessions and
+within the later run, and the tau by the programs' runtime and spread. With a second session
+name, it also compares the two later runs with each other on the schedules both measured.
+Kendall's tau-b is tcost's own (the Python module), the metric behind the manifest's figure.
 
 The shipped side takes, as the manifest does, only the measurements on the collection's CPU
 (--cpu data, the default: manifest.json's machine.cpu); --cpu any takes every CPU's (how the
@@ -18,11 +19,11 @@ import argparse
 import collections
 import statistics
 
-from measurement_log import data_cpu, load_records, ok_pass_records, passes, quantile
+from measurement_log import data_cpu, data_field, load_records, ok_pass_records, passes, quantile
 from tcost import kendall_tau
 
 
-def between_sessions(recs, session, other):
+def between_sessions(recs, session, other, field):
     """Kendall tau per program between two later runs' bests (of 1, 2 and all passes)."""
     programs = collections.defaultdict(list)
     prefix = f"session|{session}|"
@@ -30,7 +31,8 @@ def between_sessions(recs, session, other):
         twin = f"session|{other}|" + key[len(prefix):]
         if not key.startswith(prefix) or not r.get("ok") or not recs.get(twin, {}).get("ok"):
             continue
-        a, b = passes(recs, twin, r["target"]), passes(recs, key, r["target"])
+        a = passes(recs, twin, r["target"], None, field)
+        b = passes(recs, key, r["target"], None, field)
         if a and b:
             programs[r["instance"]].append((a, b))
     programs = {p: v for p, v in programs.items() if len(v) >= 2}
@@ -59,13 +61,14 @@ def main():
     data, session, other = args.data, args.session, args.other
     cpu = {"data": lambda: data_cpu(data), "any": lambda: None}.get(args.cpu, lambda: args.cpu)()
     recs = load_records(data)
+    field = data_field(data)  # the collection's statistic (collect --statistic)
     prefix = f"session|{session}|"
     run_cpus = collections.Counter(r.get("cpu", "unknown") for k, r in recs.items()
                                    if k.startswith(prefix) or k.startswith("repeat|")
                                    and k.split("|", 2)[2].startswith(prefix))
     print(f"later run {session} measured on: " +
           ", ".join(f"{c} ({n} records)" for c, n in run_cpus.most_common()))
-    print(f"shipped measurements taken on: {cpu or 'any CPU'}")
+    print(f"shipped measurements taken on: {cpu or 'any CPU'}; each measurement's {field}")
 
     programs = collections.defaultdict(list)  # instance -> [(old passes, new passes, family)]
     for key, r in recs.items():
@@ -74,7 +77,8 @@ def main():
         first = key[len(prefix):]
         if first not in recs or not recs[first].get("ok"):
             continue
-        old, new = passes(recs, first, r["target"], cpu), passes(recs, key, r["target"])
+        old = passes(recs, first, r["target"], cpu, field)
+        new = passes(recs, key, r["target"], None, field)
         if old and len(new) >= 2:
             programs[r["instance"]].append((old, new, r["family"]))
     programs = {p: v for p, v in programs.items() if len(v) >= 2}
@@ -134,7 +138,7 @@ def main():
     print("lowest: " + "; ".join(f"{p} {t:.2f} (within the run {w:.2f})"
                                  for p, _, _, _, t, w in rows[:5]))
     if other:
-        between_sessions(recs, session, other)
+        between_sessions(recs, session, other, field)
     if args.statistics:
         statistics_table(recs, session, cpu)
 

@@ -32,6 +32,7 @@ SCHEDULES=${SCHEDULES:-40}  # per program, the default among them
 read -r -a PROTOCOLS <<<"${PROTOCOLS:-heap arena-pin}"
 declare -A FLAGS=([heap]="" [arena-pin]="--arena --pin-threads"
                   [arena-pin-50ms]="--arena --pin-threads --min-run-seconds 0.05")
+mkdir -p "$OUT"
 COMMON=(--pipelines "$PROGRAMS" --configs-per-graph $((SCHEDULES - 1)) --seed 11 --no-ast)
 case "$MODE" in
   first) what=() ;;

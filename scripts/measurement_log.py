@@ -1,5 +1,5 @@
 """Reading a collection's measurements.jsonl from the analysis scripts (after the C++ passes_of
-and best_of_passes in src/halide/datasets.cpp): records by key, and the ok runtimes of a record
+and runtime_of_passes in src/halide/datasets.cpp): records by key, and the ok runtimes of a record
 and its repeats under one Halide target, in pass order. Like the datasets (MeasuredOn), they can
 take only the measurements on one CPU (the collection's: data_cpu); with cpu=None they take every
 CPU's, as cpu-provenance.py does to compare CPUs."""
@@ -20,6 +20,19 @@ def data_cpu(data):
     """The collection's CPU: the machine.cpu of DATA/manifest.json (as the C++ data_cpu)."""
     with open(f"{data}/manifest.json") as f:
         return json.load(f)["machine"]["cpu"]
+
+
+def data_field(data):
+    """The field the collection's datasets read off each measurement (as the C++
+    data_statistic): median_ns when DATA/manifest.json's protocol.statistic is the median run
+    (collect --statistic median-run), else best_ns."""
+    with open(f"{data}/manifest.json") as f:
+        statistic = json.load(f).get("protocol", {}).get("statistic", "best run (ns)")
+    if statistic in ("median run (ns)", "median-run"):
+        return "median_ns"
+    if statistic in ("best run (ns)", "best-run"):
+        return "best_ns"
+    raise SystemExit(f"{data}/manifest.json: unknown run statistic {statistic!r}")
 
 
 def pass_records(recs, key):
@@ -50,10 +63,10 @@ def ok_pass_records(recs, key, target, cpu=None):
             and (cpu is None or p.get("cpu") == cpu)]
 
 
-def passes(recs, key, target, cpu=None):
-    """The ok best runtimes (ns) of record KEY and its repeats under TARGET (on CPU unless
-    None), in pass order."""
-    return [p["best_ns"] for p in ok_pass_records(recs, key, target, cpu)]
+def passes(recs, key, target, cpu=None, field="best_ns"):
+    """The ok runtimes (ns; FIELD of each: best_ns, or data_field's) of record KEY and its
+    repeats under TARGET (on CPU unless None), in pass order."""
+    return [p[field] for p in ok_pass_records(recs, key, target, cpu)]
 
 
 def failed_check(record):

@@ -53,6 +53,11 @@ void register_collect(CLI::App& app) {
                   "(short programs get more runs; 0 = off)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 3600.0));
+  cmd->add_option("--statistic", o->statistic,
+                  "What the datasets read off each measurement before the minimum over its "
+                  "passes: best-run or median-run (default: the collection's own, best-run for a "
+                  "new one; kept in the manifest)")
+      ->check(CLI::IsMember({"best-run", "median-run"}));
   cmd->add_flag("!--no-ast", o->ast, "Do not write the syntax-tree datasets");
   cmd->add_flag("!--rewrite", o->measure,
                 "Measure nothing: rewrite the datasets and manifest from the records on file");
@@ -166,9 +171,10 @@ void register_collect(CLI::App& app) {
     if (o->cross_session > 0) {
       const auto c = halide::cross_session_noise(
           halide::ResultLog((std::filesystem::path(o->out) / "measurements.jsonl").string()), cpu,
-          s.session);
+          s.session, halide::data_statistic(o->out));
       fmt::print(
-          "cross-session ({}, {}): Kendall tau {:.4f} (median statistic {:.4f}) over {} programs, "
+          "cross-session ({}, {}): Kendall tau {:.4f} (single measurements' median runs {:.4f}) "
+          "over {} programs, "
           "{} pairs; new/old runtime p10 {:.3f}, p50 {:.3f}, p90 {:.3f} (p90/p10 {:.3f}); {:.2f} "
           "s per schedule\n",
           c.session, c.cpu == cpu ? "the data's CPU" : "another CPU than the data's", c.tau,

@@ -28,7 +28,8 @@ namespace fs = std::filesystem;
 
 namespace tcost::halide {
 
-NoiseCeiling noise_ceiling(const ResultLog& log) {
+NoiseCeiling noise_ceiling(const ResultLog& log, RunStatistic statistic) {
+  const char* field = statistic == RunStatistic::median_run ? "median_ns" : "best_ns";
   std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> by_program;
   for (const auto& rec : log.records()) {
     if (rec.value("pass", 1) != 2 || !rec.value("ok", false)) continue;
@@ -36,8 +37,8 @@ NoiseCeiling noise_ceiling(const ResultLog& log) {
     const nlohmann::json* first = log.find(key.substr(std::string("remeasure|").size()));
     if (first == nullptr || !first->value("ok", false)) continue;
     auto& [a, b] = by_program[rec.value("instance", "")];
-    a.push_back(first->value("best_ns", 0.0));
-    b.push_back(rec.value("best_ns", 0.0));
+    a.push_back(first->value(field, 0.0));
+    b.push_back(rec.value(field, 0.0));
   }
   NoiseCeiling n;
   std::vector<double> taus;
@@ -63,7 +64,7 @@ std::vector<std::pair<std::string, std::string>> cross_sessions(const ResultLog&
 }
 
 CrossSession cross_session_noise(const ResultLog& log, const std::string& data_cpu,
-                                 const std::string& session) {
+                                 const std::string& session, RunStatistic statistic) {
   CrossSession c;
   for (const auto& [s, cpu] : cross_sessions(log)) {
     // Without a session named: a later run on the data's CPU replaces any before it; one on
@@ -98,13 +99,15 @@ CrossSession cross_session_noise(const ResultLog& log, const std::string& data_c
     if (first == nullptr || !first->value("ok", false)) continue;
     Pairs& p = by_program[rec.value("instance", "")];
     p.family = rec.value("family", "");
-    // Each side's best over its passes (collect --passes), under the session's target: the
+    // Each side's runtime over its passes (collect --passes), under the session's target: the
     // shipped side's on the data's CPU.
     const std::string target = rec.value("target", "");
-    const double old_best = best_of_passes(log, *first, MeasuredOn{target, data_cpu});
+    const double old_best = runtime_of_passes(log, *first, MeasuredOn{target, data_cpu}, statistic);
     if (old_best <= 0) continue;  // never measured on the data's CPU: no shipped runtime
+    const double new_best = runtime_of_passes(log, rec, MeasuredOn{target, ""}, statistic);
+    if (new_best <= 0) continue;
     p.old_best.push_back(old_best);
-    p.new_best.push_back(best_of_passes(log, rec, MeasuredOn{target, ""}));
+    p.new_best.push_back(new_best);
     if (first->value("median_ns", 0.0) > 0 && rec.value("median_ns", 0.0) > 0) {
       p.old_median.push_back(first->value("median_ns", 0.0));
       p.new_median.push_back(rec.value("median_ns", 0.0));
@@ -364,6 +367,9 @@ CollectSummary collect(const CollectOptions& o) {
         "collection holds one CPU's runtimes. Collect into another directory, or measure a later "
         "run against this one (--cross-session N)",
         o.out, cpu, cpu_model().empty() ? std::string("an unknown CPU") : cpu_model()));
+  // What the datasets read off each measurement: the statistic named, else the collection's own.
+  const RunStatistic statistic =
+      o.statistic.empty() ? data_statistic(o.out) : parse_run_statistic(o.statistic);
   std::vector<Program> programs;
   for (const auto& in : select_instances(o.pipelines)) programs.push_back(zoo_program(in.name));
   if (o.shard_count > 1 && o.measure) {
@@ -474,7 +480,7 @@ CollectSummary collect(const CollectOptions& o) {
   // measurements under this run's target (its first one included; F = --forks, 1 by default),
   // as the next repeats on record, up to F of them from one compile. A schedule first measured
   // under this target gets K - 1 rounds of repeats; one first measured under another target
-  // (whose runtime then no longer counts: best_of_passes) gets K. Each round covers all jobs
+  // (whose runtime then no longer counts: runtime_of_passes) gets K. Each round covers all jobs
   // before the next starts, so one schedule's compiles are apart.
   std::map<const Program*, std::string> targets;
   const auto target_of = [&](const Program* p) -> const std::string& {
@@ -628,7 +634,7 @@ CollectSummary collect(const CollectOptions& o) {
     run("cross-session", again);
     repeat(again);
   }
-  const NoiseCeiling noise = noise_ceiling(log);
+  const NoiseCeiling noise = noise_ceiling(log, statistic);
   summary.remeasure_tau = noise.tau;
   summary.remeasured_pairs = noise.pairs;
   // Datasets from every successful measurement on record (this run's and earlier ones'), for
@@ -641,14 +647,15 @@ CollectSummary collect(const CollectOptions& o) {
     const auto it = measured.find(in.name);
     if (it == measured.end()) continue;
     const Program p = zoo_program(in.name);
-    const Measured m = measured_configs(log, it->second, p.info(), MeasuredOn{target_name(p), cpu});
+    const Measured m =
+        measured_configs(log, it->second, p.info(), MeasuredOn{target_name(p), cpu}, statistic);
     summary.left_out_other_cpu += m.left_out;
     summary.left_out_failed_check += m.failed_check;
     if (m.normalizer_ns <= 0 || m.schedules.size() < 2) continue;  // not measured (yet)
     write_datasets(o.out, in, p, m, o.ast, summary);
   }
   writing.finish();
-  write_manifest(o, mo, log, summary);
+  write_manifest(o, mo, log, summary, statistic);
   if (out_of_time) fmt::print(stderr, "time budget reached; run again to continue\n");
   return summary;
 }

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "halide/run_statistic.h"
 #include "halide/zoo.h"
 
 namespace tcost::halide {
@@ -33,6 +34,11 @@ struct CollectOptions {
   int workers = 2;               // measurements in flight: compiles overlap, timed runs do not
   double remeasure = 0;          // fraction of measured schedules timed again in a second pass
   bool ast = true;               // write the syntax-tree datasets (lowers every configuration)
+  // --statistic best-run|median-run: what the datasets read off each measurement before taking
+  // the minimum over its passes (RunStatistic). "" keeps the collection's own (its manifest's
+  // protocol.statistic; best-run for a new one). The manifest records it, so a later run or a
+  // --rewrite keeps it; naming another one rewrites the datasets with it (the records hold both).
+  std::string statistic;
   // false: measure nothing, only rewrite the datasets and the manifest from the records on
   // file (after a change of featurisation: the runtimes do not depend on it).
   bool measure = true;
@@ -119,21 +125,21 @@ struct CollectSummary {
 class ResultLog;
 
 // The noise ceiling of a collection: for each program, the Kendall tau between the first and
-// the second measurement of its re-measured schedules; the mean over programs with two pairs
-// or more (NaN when none).
+// the second measurement of its re-measured schedules (each read off as `statistic`); the mean
+// over programs with two pairs or more (NaN when none).
 struct NoiseCeiling {
   double tau = 0;
   int64_t pairs = 0, programs = 0;
 };
-NoiseCeiling noise_ceiling(const ResultLog& log);
+NoiseCeiling noise_ceiling(const ResultLog& log, RunStatistic statistic = RunStatistic::best_run);
 
 // Runtimes of one schedule in the first pass and in a later session.
 struct CrossSession {
   std::string session;  // the later run compared ("" when none)
   std::string cpu;      // the CPU it measured on (its records'; "" when they do not say)
   int64_t pairs = 0, programs = 0;
-  double tau = 0;         // mean over programs of Kendall tau (first pass vs session), best run
-  double tau_median = 0;  // the same with each measurement's median run (when both have one)
+  double tau = 0;  // mean over programs of Kendall tau (shipped vs session), runtime_of_passes
+  double tau_median = 0;  // the same with single measurements' median runs (first pass vs first)
   std::map<std::string, double> tau_by_family;         // mean over the family's programs
   double ratio_p10 = 0, ratio_p50 = 0, ratio_p90 = 0;  // new / old best runtime, over schedules
   // The same ratios each divided by its program's median ratio: the spread left once a shift of
@@ -145,12 +151,14 @@ struct CrossSession {
 // The later runs on record (collect --cross-session), in the order they started, each with the
 // CPU its records name ("" when they do not).
 std::vector<std::pair<std::string, std::string>> cross_sessions(const ResultLog& log);
-// How a later run's runtimes compare with the shipped ones: the best of each schedule's
+// How a later run's runtimes compare with the shipped ones: each schedule's runtime over its
 // measurements taken on `data_cpu` (the data's CPU; MeasuredOn) under the run's target, against
-// the best of the run's own. `session` "" takes the latest run on the data's CPU, or the latest
-// of all when none was (a run on another CPU measures the change of CPU as well as the noise).
+// the same over the run's own (runtime_of_passes with `statistic`). `session` "" takes the latest
+// run on the data's CPU, or the latest of all when none was (a run on another CPU measures the
+// change of CPU as well as the noise).
 CrossSession cross_session_noise(const ResultLog& log, const std::string& data_cpu,
-                                 const std::string& session = "");
+                                 const std::string& session = "",
+                                 RunStatistic statistic = RunStatistic::best_run);
 
 CollectSummary collect(const CollectOptions& options);
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <filesystem>
 
+#include <fmt/format.h>
+
 #include "core/ast.h"
 #include "core/dataset.h"
 #include "core/error.h"
@@ -52,10 +54,24 @@ int passes_under(const ResultLog& log, const nlohmann::json& record, const Measu
   return n;
 }
 
-double best_of_passes(const ResultLog& log, const nlohmann::json& record, const MeasuredOn& on) {
+RunStatistic parse_run_statistic(const std::string& name) {
+  if (name == "best-run" || name == run_statistic_label(RunStatistic::best_run))
+    return RunStatistic::best_run;
+  if (name == "median-run" || name == run_statistic_label(RunStatistic::median_run))
+    return RunStatistic::median_run;
+  throw InputError(fmt::format("unknown run statistic '{}' (best-run or median-run)", name));
+}
+
+std::string run_statistic_label(RunStatistic s) {
+  return s == RunStatistic::median_run ? "median run (ns)" : "best run (ns)";
+}
+
+double runtime_of_passes(const ResultLog& log, const nlohmann::json& record, const MeasuredOn& on,
+                         RunStatistic statistic) {
+  const char* field = statistic == RunStatistic::median_run ? "median_ns" : "best_ns";
   double best = 0;
   for (const auto* r : passes_of(log, record)) {
-    const double ns = r->value("best_ns", 0.0);
+    const double ns = r->value(field, 0.0);
     if (!r->value("ok", false) || ns <= 0 || !on.matches(*r)) continue;
     best = best <= 0 ? ns : std::min(best, ns);
   }
@@ -75,7 +91,7 @@ bool any_pass_failed_check(const ResultLog& log, const nlohmann::json& record) {
 }
 
 Measured measured_configs(const ResultLog& log, const std::vector<size_t>& positions,
-                          const ProgramInfo& p, const MeasuredOn& on) {
+                          const ProgramInfo& p, const MeasuredOn& on, RunStatistic statistic) {
   Measured m;
   const std::string default_key = schedule_key(default_schedule(p));
   for (size_t i : positions) {
@@ -84,7 +100,7 @@ Measured measured_configs(const ResultLog& log, const std::vector<size_t>& posit
       ++m.failed_check;
       continue;
     }
-    const double best = best_of_passes(log, rec, on);
+    const double best = runtime_of_passes(log, rec, on, statistic);
     if (best <= 0) {
       ++m.left_out;
       continue;

@@ -12,6 +12,7 @@
 #include "core/ast.h"
 #include "halide/collect.h"
 #include "halide/result_log.h"
+#include "halide/run_statistic.h"
 #include "halide/zoo.h"
 
 namespace tcost::halide {
@@ -46,10 +47,12 @@ struct MeasuredOn {
 bool failed_check(const nlohmann::json& record);
 // Whether `record` or one of its repeats failed_check (its schedule is then left out).
 bool any_pass_failed_check(const ResultLog& log, const nlohmann::json& record);
-// The best run of a measurement and of its repeats on record that were taken `on` the given
-// target and CPU (the minimum over the ok ones); 0 when none is.
-double best_of_passes(const ResultLog& log, const nlohmann::json& record,
-                      const MeasuredOn& on = {});
+// The runtime of a measurement and of its repeats on record that were taken `on` the given
+// target and CPU: the minimum over the ok ones of each one's `statistic` (best_ns or
+// median_ns); 0 when none is.
+double runtime_of_passes(const ResultLog& log, const nlohmann::json& record,
+                         const MeasuredOn& on = {},
+                         RunStatistic statistic = RunStatistic::best_run);
 // The measurement `record` and its repeats on record, in order (first, repeat 2, 3, ...).
 std::vector<const nlohmann::json*> passes_of(const ResultLog& log, const nlohmann::json& record);
 // How many of them were taken `on` the target and CPU: all attempts, or with `ok_only` the
@@ -58,10 +61,11 @@ int passes_under(const ResultLog& log, const nlohmann::json& record, const Measu
                  bool ok_only = false);
 
 // The configurations of one program: the records at `positions` (first_pass_by_program), each
-// with the best of its passes taken `on` the dataset's target and CPU. A schedule with no such
-// pass is left out (counted in `left_out`).
+// with the runtime of its passes taken `on` the dataset's target and CPU (runtime_of_passes). A
+// schedule with no such pass is left out (counted in `left_out`).
 Measured measured_configs(const ResultLog& log, const std::vector<size_t>& positions,
-                          const ProgramInfo& p, const MeasuredOn& on = {});
+                          const ProgramInfo& p, const MeasuredOn& on = {},
+                          RunStatistic statistic = RunStatistic::best_run);
 
 // The syntax trees of `schedules` (lower_ast), one configuration each, in order, with the
 // stage encodings and runtimes of `layout`, their layout graph (layout_graph of the same

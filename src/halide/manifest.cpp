@@ -107,8 +107,23 @@ std::string cpu_of(const nlohmann::json& manifest) {
 
 std::string data_cpu(const std::string& out) { return cpu_of(manifest_on_file(out)); }
 
+RunStatistic data_statistic(const std::string& out) {
+  const nlohmann::json m = manifest_on_file(out);
+  if (!m.is_object() || !m.contains("protocol") || !m["protocol"].is_object())
+    return RunStatistic::best_run;
+  const auto& s = m["protocol"].value("statistic", nlohmann::json());
+  if (s.is_null()) return RunStatistic::best_run;
+  if (!s.is_string())
+    throw InputError(fmt::format("{}/manifest.json: protocol.statistic is not a string", out));
+  try {
+    return parse_run_statistic(s.get<std::string>());
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("{}/manifest.json: {}", out, e.what()));
+  }
+}
+
 void write_manifest(const CollectOptions& o, const MeasureOptions& mo, const ResultLog& log,
-                    const CollectSummary& summary) {
+                    const CollectSummary& summary, RunStatistic statistic) {
   nlohmann::json counts;
   int64_t failed_timeout = 0, failed_crash = 0, failed_other = 0, first_pass = 0;
   std::map<std::string, int64_t> ok_by_program, tried_by_program;
@@ -199,7 +214,7 @@ void write_manifest(const CollectOptions& o, const MeasureOptions& mo, const Res
         {"stop_when_third_best_within", mo.tolerance},
         {"max_run_seconds", mo.max_run_seconds},
         {"timeout_seconds", o.timeout_s},
-        {"statistic", "best run (ns)"},
+        {"statistic", run_statistic_label(statistic)},
         {"seed", o.seed},
         {"sketches_per_program", o.sketches},
         {"schedules_tried_per_program", {{"min", tried_min}, {"max", tried_max}}}}},
@@ -213,7 +228,7 @@ void write_manifest(const CollectOptions& o, const MeasureOptions& mo, const Res
   if (!o.schedules_from.empty()) m["protocol"]["schedules_from"] = o.schedules_from;
   if (o.at_least > 0) m["protocol"]["at_least_per_program"] = o.at_least;
   const nlohmann::json run_protocol = m["protocol"];  // this run's, whatever is kept below
-  const NoiseCeiling n = noise_ceiling(log);
+  const NoiseCeiling n = noise_ceiling(log, statistic);
   m["noise_ceiling"] = {
       {"kendall_tau", std::isnan(n.tau) ? nlohmann::json() : nlohmann::json(n.tau)},
       {"pairs", n.pairs},
@@ -254,23 +269,24 @@ void write_manifest(const CollectOptions& o, const MeasureOptions& mo, const Res
   };
   // The figures stated are the latest later run on the data's CPU (the latest of all when none
   // was): a run on another CPU measures the change of CPU too. Every run is listed.
-  const CrossSession c = cross_session_noise(log, cpu);
+  const CrossSession c = cross_session_noise(log, cpu, "", statistic);
   if (!c.session.empty()) {
     m["noise"]["cross_session_tau"] = num(c.tau);
     m["noise"]["schedules_per_program"] =
         c.programs > 0 ? static_cast<double>(c.pairs) / static_cast<double>(c.programs) : 0.0;
     m["noise"]["cross_session"] = session_block(c);
     m["noise"]["cross_session"]["method"] =
-        "for each program, Kendall tau-b between a schedule's shipped runtime (the best of its "
-        "measurements on the data's CPU under the session's target) and the best of its "
-        "measurements in a separate, independent run (tcost collect --cross-session N --passes "
-        "P); mean over programs (and per family); ratios are new/old runtimes; "
+        "for each program, Kendall tau-b between a schedule's shipped runtime (the minimum of "
+        "protocol.statistic over its measurements on the data's CPU under the session's target) "
+        "and the same over its measurements in a separate, independent run (tcost collect "
+        "--cross-session N --passes P); mean over programs (and per family); ratios are new/old "
+        "runtimes; "
         "ratio_within_program divides each by its program's median ratio (a shift of the whole "
         "program taken out)";
     nlohmann::json runs = nlohmann::json::object();
     for (const auto& [session, session_cpu] : cross_sessions(log))
-      runs[session] =
-          session_block(session == c.session ? c : cross_session_noise(log, cpu, session));
+      runs[session] = session_block(
+          session == c.session ? c : cross_session_noise(log, cpu, session, statistic));
     m["noise"]["cross_session_runs"] = runs;
   }
   const std::string path = (fs::path(o.out) / "manifest.json").string();
@@ -296,6 +312,8 @@ void write_manifest(const CollectOptions& o, const MeasureOptions& mo, const Res
          "datasets and features rewritten from measurements.jsonl (tcost collect "
          "--rewrite); the runtimes are those measured at 'written'"}};
   }
+  // The datasets were written with this run's statistic, whatever protocol was kept above.
+  if (m["protocol"].is_object()) m["protocol"]["statistic"] = run_statistic_label(statistic);
   // Each later run's own facts (date, target, CPU, protocol): this run's when it was one, the
   // others' as the manifest before stated them.
   if (m["noise"].contains("cross_session_runs")) {

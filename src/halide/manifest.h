@@ -18,8 +18,14 @@ const std::string& cpu_model();
 // one its manifest names (OUT/manifest.json's machine.cpu), or this machine's for a collection
 // without one (a new collection, or a manifest from before CPUs were recorded).
 std::string data_cpu(const std::string& out);
+// The statistic a collection's datasets read off its measurements (collect --statistic): the
+// one its manifest names (protocol.statistic), or best-run for a collection without one.
+// InputError when the manifest names one this build does not know.
+RunStatistic data_statistic(const std::string& out);
 
+// `statistic`: what the datasets were written with (protocol.statistic, whatever else a rewrite
+// or a later run keeps of the manifest before).
 void write_manifest(const CollectOptions& options, const MeasureOptions& measure,
-                    const ResultLog& log, const CollectSummary& summary);
+                    const ResultLog& log, const CollectSummary& summary, RunStatistic statistic);
 
 }  // namespace tcost::halide

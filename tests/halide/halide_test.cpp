@@ -1210,9 +1210,9 @@ TEST(Collect, RecordedBringsEverySchedulesMeasurementsToThePasses) {
   EXPECT_EQ(r2->value("target", ""), current);
   EXPECT_EQ(passes_under(log, *log.find(key), MeasuredOn{current, cpu_model()}), 2);
   EXPECT_EQ(log.find(repeat_key(records[0].at("key").get<std::string>(), 3)), nullptr);
-  const double best = best_of_passes(log, *log.find(key), MeasuredOn{current, cpu_model()});
+  const double best = runtime_of_passes(log, *log.find(key), MeasuredOn{current, cpu_model()});
   EXPECT_EQ(best, std::min(r2->value("best_ns", 0.0), r3->value("best_ns", 0.0)));
-  EXPECT_EQ(best_of_passes(log, *log.find(key)), 1.0);  // without a target, every pass counts
+  EXPECT_EQ(runtime_of_passes(log, *log.find(key)), 1.0);  // without a target, every pass counts
   const Graph g = load_graph((dir / "layout/train/matmul_192.npz").string());
   ASSERT_EQ(g.num_configs, 3);
   EXPECT_EQ(g.runtime_ns[1], static_cast<int64_t>(best));
@@ -1368,6 +1368,68 @@ TEST(Collect, AtLeastSamplesMoreSchedulesUntilEveryProgramHasEnough) {
   std::filesystem::remove_all(dir);
 }
 
+// --statistic median-run: the datasets take each schedule's minimum over its passes of the
+// median run, the manifest says so, a later --rewrite without the flag keeps it, and naming
+// best-run brings back the best runs.
+TEST(Collect, TheMedianRunStatisticIsTheManifestsAndKeptByRewrites) {
+  const auto dir = fresh_dir("statistic");
+  CollectOptions o = small_collection(dir, 2);
+  collect(o);
+  const auto path = dir / "measurements.jsonl";
+  std::vector<nlohmann::json> records = ResultLog(path.string()).records();
+  ASSERT_EQ(records.size(), 3u);  // the default and 2 samples
+  for (const auto& r : records) ASSERT_TRUE(r.value("ok", false)) << r.at("key");
+  // Best runs in one order, median runs in the other; schedule 2 has a second pass whose median
+  // is lower than its first's and whose best is higher.
+  const std::vector<double> best = {1000, 2000, 3000}, median = {9000, 8000, 7000};
+  for (size_t i = 0; i < 3; ++i) {
+    records[i]["best_ns"] = best[i];
+    records[i]["median_ns"] = median[i];
+  }
+  nlohmann::json again = records[2];
+  again["key"] = repeat_key(records[2].at("key").get<std::string>(), 2);
+  again["pass"] = 5;
+  again["best_ns"] = 3500.0;
+  again["median_ns"] = 6000.0;
+  records.push_back(again);
+  write_log(path, records);
+  const auto runtimes = [&] {
+    return load_graph((dir / "layout/train/matmul_192.npz").string()).runtime_ns;
+  };
+  const auto statistic = [&] {
+    std::ifstream in(dir / "manifest.json");
+    return nlohmann::json::parse(in).at("protocol").at("statistic").get<std::string>();
+  };
+  o.measure = false;  // --rewrite
+  o.statistic = "median-run";
+  collect(o);
+  EXPECT_EQ(runtimes(), (std::vector<int64_t>{9000, 8000, 6000}));
+  EXPECT_EQ(statistic(), "median run (ns)");
+  EXPECT_EQ(data_statistic(o.out), RunStatistic::median_run);
+  o.statistic.clear();  // the collection's own
+  collect(o);
+  EXPECT_EQ(runtimes(), (std::vector<int64_t>{9000, 8000, 6000}));
+  EXPECT_EQ(statistic(), "median run (ns)");
+  o.statistic = "best-run";
+  collect(o);
+  EXPECT_EQ(runtimes(), (std::vector<int64_t>{1000, 2000, 3000}));
+  EXPECT_EQ(statistic(), "best run (ns)");
+  o.statistic = "mean-run";
+  EXPECT_THROW(collect(o), InputError);
+  // A manifest naming a statistic this build does not know is refused, not read as best-run.
+  {
+    std::ifstream in(dir / "manifest.json");
+    nlohmann::json m = nlohmann::json::parse(in);
+    in.close();
+    m["protocol"]["statistic"] = "trimmed mean (ns)";
+    std::ofstream out(dir / "manifest.json", std::ios::trunc);
+    out << m.dump();
+  }
+  o.statistic.clear();
+  EXPECT_THROW(collect(o), InputError);
+  std::filesystem::remove_all(dir);
+}
+
 // One CPU per collection: its datasets take only the runtimes measured on the CPU its manifest
 // names; a schedule never measured there is left out, and the noise figures stated are those of
 // the latest later run on that CPU, whatever ran after it on another.
@@ -1411,8 +1473,8 @@ TEST(Collect, DatasetsTakeOnlyTheDataCpusRuntimes) {
   EXPECT_EQ(g.runtime_ns[0], static_cast<int64_t>(records[0].value("best_ns", 0.0)));
   EXPECT_EQ(g.runtime_ns[1], static_cast<int64_t>(records[1].value("best_ns", 0.0)));
   const ResultLog log(path.string());
-  EXPECT_EQ(best_of_passes(log, *log.find(k1), MeasuredOn{"", "Other CPU"}), 1.0);
-  EXPECT_EQ(best_of_passes(log, *log.find(k2), MeasuredOn{"", cpu_model()}), 0.0);
+  EXPECT_EQ(runtime_of_passes(log, *log.find(k1), MeasuredOn{"", "Other CPU"}), 1.0);
+  EXPECT_EQ(runtime_of_passes(log, *log.find(k2), MeasuredOn{"", cpu_model()}), 0.0);
   EXPECT_EQ(passes_under(log, *log.find(k1), MeasuredOn{"", cpu_model()}), 1);
   const CrossSession c = cross_session_noise(log, cpu_model());
   EXPECT_EQ(c.session, "s1");
