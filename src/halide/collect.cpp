@@ -29,7 +29,7 @@ namespace fs = std::filesystem;
 namespace tcost::halide {
 
 NoiseCeiling noise_ceiling(const ResultLog& log, RunStatistic statistic) {
-  const char* field = statistic == RunStatistic::median_run ? "median_ns" : "best_ns";
+  const char* field = run_statistic_field(statistic);
   std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> by_program;
   for (const auto& rec : log.records()) {
     if (rec.value("pass", 1) != 2 || !rec.value("ok", false)) continue;

@@ -68,7 +68,7 @@ std::string run_statistic_label(RunStatistic s) {
 
 double runtime_of_passes(const ResultLog& log, const nlohmann::json& record, const MeasuredOn& on,
                          RunStatistic statistic) {
-  const char* field = statistic == RunStatistic::median_run ? "median_ns" : "best_ns";
+  const char* field = run_statistic_field(statistic);
   double best = 0;
   for (const auto* r : passes_of(log, record)) {
     const double ns = r->value(field, 0.0);

@@ -280,9 +280,8 @@ void write_manifest(const CollectOptions& o, const MeasureOptions& mo, const Res
         "protocol.statistic over its measurements on the data's CPU under the session's target) "
         "and the same over its measurements in a separate, independent run (tcost collect "
         "--cross-session N --passes P); mean over programs (and per family); ratios are new/old "
-        "runtimes; "
-        "ratio_within_program divides each by its program's median ratio (a shift of the whole "
-        "program taken out)";
+        "runtimes; ratio_within_program divides each by its program's median ratio (a shift of "
+        "the whole program taken out)";
     nlohmann::json runs = nlohmann::json::object();
     for (const auto& [session, session_cpu] : cross_sessions(log))
       runs[session] = session_block(

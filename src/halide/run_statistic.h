@@ -13,5 +13,9 @@ enum class RunStatistic { best_run, median_run };
 // anything else.
 RunStatistic parse_run_statistic(const std::string& name);
 std::string run_statistic_label(RunStatistic s);  // "best run (ns)" / "median run (ns)"
+// The field of a measurement record it reads: "best_ns" / "median_ns".
+inline const char* run_statistic_field(RunStatistic s) {
+  return s == RunStatistic::median_run ? "median_ns" : "best_ns";
+}
 
 }  // namespace tcost::halide
