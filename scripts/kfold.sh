@@ -75,6 +75,9 @@ SETTINGS=(
   "tgraph-e80:layout:--model tgraph --epochs 80"
   "tgraph-ast-include-valid-wu15:both:--model tgraph-ast --include-valid --warmup 0.15"
   "ast-gcn-include-valid-d01:ast:--model ast-gcn --include-valid --dropout 0.1"
+  "ast-gcn-tree-passes:ast:--model ast-gcn --tree-passes"
+  "ast-gcn-include-valid-tree-passes:ast:--model ast-gcn --include-valid --tree-passes"
+  "tgraph-ast-tree-passes:both:--model tgraph-ast --tree-passes"
 )
 ENSEMBLES=(
   "tgraph+xgb=tgraph+xgb"

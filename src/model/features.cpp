@@ -96,6 +96,47 @@ void set_edges(GraphInput& in, const std::vector<int32_t>& edges, int64_t n) {
             : torch::zeros({0, 1});
 }
 
+// The nodes of a forest by depth (GraphInput::tree_levels): roots are the nodes no edge
+// enters, and each level is the children of the one before, grouped by parent. InputError when a
+// node has two parents or lies on a cycle (a node no root reaches).
+void set_tree_levels(GraphInput& in, const std::vector<int32_t>& edges, int64_t n) {
+  std::vector<int64_t> parent(static_cast<size_t>(n), -1);
+  std::vector<std::vector<int64_t>> children(static_cast<size_t>(n));
+  for (size_t e = 0; e + 1 < edges.size(); e += 2) {
+    const int64_t u = edges[e], v = edges[e + 1];
+    if (parent[v] >= 0)
+      throw InputError(
+          fmt::format("syntax tree: node {} has two parents ({}, {})", v, parent[v], u));
+    parent[v] = u;
+    children[u].push_back(v);
+  }
+  std::vector<int64_t> level, position(static_cast<size_t>(n), -1), order;
+  for (int64_t v = 0; v < n; ++v)
+    if (parent[v] < 0) level.push_back(v);
+  in.tree_levels.clear();
+  in.tree_parent.clear();
+  std::vector<int64_t> parent_pos;
+  while (!level.empty()) {
+    for (size_t i = 0; i < level.size(); ++i) position[level[i]] = static_cast<int64_t>(i);
+    order.insert(order.end(), level.begin(), level.end());
+    in.tree_levels.push_back(torch::tensor(level, torch::kInt64));
+    in.tree_parent.push_back(torch::tensor(parent_pos, torch::kInt64));
+    std::vector<int64_t> next;
+    parent_pos.clear();
+    for (int64_t u : level) {
+      for (int64_t v : children[u]) {
+        next.push_back(v);
+        parent_pos.push_back(position[u]);
+      }
+    }
+    level = std::move(next);
+  }
+  if (static_cast<int64_t>(order.size()) != n)
+    throw InputError(fmt::format("syntax tree: {} of {} nodes lie on a cycle",
+                                 n - static_cast<int64_t>(order.size()), n));
+  in.tree_unlevel = torch::argsort(torch::tensor(order, torch::kInt64));
+}
+
 }  // namespace
 
 Normalizer Normalizer::fit(const std::vector<std::string>& files, int64_t max_configs) {
@@ -337,6 +378,7 @@ PreparedGraph prepare_ast_batch(const AstSet& set, const std::vector<int64_t>& i
     }
   }
   set_edges(in, edges, n);
+  set_tree_levels(in, edges, n);
   in.tree_id = torch::tensor(tree, torch::kInt64);
   in.config_pos = torch::zeros({0}, torch::kInt64);
   p.configs = torch::zeros({s.num_configs, 0});

@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/ast.h"
 #include "core/dataset.h"
@@ -62,6 +63,12 @@ struct GraphInput {
                                  // configurable nodes, -1 when it is fixed or absent
   torch::Tensor node_layout;     // (n + 1, 6) each node's own layout (node features 134-139)
   torch::Tensor tree_id;         // ast: (n) int64 the configuration each node's tree belongs to
+  // ast: the nodes by depth, for passes along the trees' edges (models.h, tree_passes): level d
+  // holds the nodes d edges below their tree's root (int64 ids), tree_parent[d] each one's
+  // parent as a position in level d - 1 (level 0: empty), and tree_unlevel the permutation that
+  // puts the levels' concatenation back in node order.
+  std::vector<torch::Tensor> tree_levels, tree_parent;
+  torch::Tensor tree_unlevel;
   // Models that read two views (tgraph-ast): the syntax trees of the same K configurations, in
   // the order of `configs` (prepare_ast_batch's input).
   std::shared_ptr<const GraphInput> trees;

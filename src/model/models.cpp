@@ -494,6 +494,17 @@ class AstGcn : public Network {
                                               o.work_pool ? o.hidden + 1 : 0, o.dropout));
     if (o.tree_attention) att_ = register_module("tree_attention", CrossConfigAttention(o.hidden));
     if (o.work_pool) work_score_ = register_module("work_score", torch::nn::Linear(o.hidden, 1));
+    if (o.tree_passes) {
+      // One addmm gives each node's own terms of both passes; a further one per level reads
+      // the parent's (down) or the children's (up) state.
+      self_ = register_module("pass_self", torch::nn::Linear(o.hidden, 2 * o.hidden));
+      from_parent_ = register_module(
+          "pass_parent",
+          torch::nn::Linear(torch::nn::LinearOptions(o.hidden, o.hidden).bias(false)));
+      from_children_ = register_module(
+          "pass_children",
+          torch::nn::Linear(torch::nn::LinearOptions(o.hidden, o.hidden).bias(false)));
+    }
   }
   torch::Tensor forward(const GraphInput& g, const torch::Tensor& configs) override {
     const auto p = pooled(g, configs.size(0));
@@ -509,7 +520,7 @@ class AstGcn : public Network {
         1, static_cast<double>(g.tree_id.numel() > 0 ? g.tree_id.max().item<int64_t>() + 1 : 1));
     const double n = static_cast<double>(g.num_nodes) / trees, h = o_.hidden;
     return n * h * h * o_.layers + n * h * h + (att_ ? 1.5 * h * h : 0) +
-           (work_score_ ? 3 * n * h : 0);
+           (work_score_ ? 3 * n * h : 0) + (self_ ? 4 * n * h * h : 0);
   }
 
  private:
@@ -520,6 +531,7 @@ class AstGcn : public Network {
   // attention), their sum scaled by 1/sqrt(count), and with work_pool the attention pool.
   Pooled pooled(const GraphInput& g, int64_t k) {
     auto x = gcn_->drop(torch::relu(input_(torch::cat({g.node_feat, kind_(g.opcode)}, 1))));
+    if (self_) x = x + tree_passes(g, x);
     const auto h = gcn_->propagate(g, x.unsqueeze(0)).squeeze(0);
     // Readout per tree; each tree's node count, counted once for both readouts.
     const auto nodes = torch::bincount(g.tree_id, {}, k);  // (k) int64
@@ -552,12 +564,41 @@ class AstGcn : public Network {
     return torch::cat({pooled, (total.log() + top).unsqueeze(1)}, 1);
   }
 
+  // The down and up passes over the trees (ModelOptions::tree_passes), their states summed
+  // (n, H), level by level as GraphInput::tree_levels orders the nodes.
+  torch::Tensor tree_passes(const GraphInput& g, const torch::Tensor& x) {
+    const size_t depth = g.tree_levels.size();
+    if (depth == 0 || !g.tree_unlevel.defined())
+      throw InputError("syntax-tree batch: no tree levels (prepare_ast_batch makes them)");
+    const int64_t h = x.size(1);
+    const auto own = self_(x);  // (n, 2H): the down pass's own term, then the up pass's
+    std::vector<torch::Tensor> down(depth), up(depth);
+    for (size_t d = 0; d < depth; ++d) {
+      const auto mine = own.index_select(0, g.tree_levels[d]).narrow(1, 0, h);
+      down[d] = torch::relu(
+          d == 0 ? mine : mine + from_parent_(down[d - 1].index_select(0, g.tree_parent[d])));
+    }
+    for (size_t d = depth; d-- > 0;) {
+      auto mine = own.index_select(0, g.tree_levels[d]).narrow(1, h, h);
+      if (d + 1 < depth) {
+        const int64_t count = g.tree_levels[d].size(0);
+        const auto& parent = g.tree_parent[d + 1];
+        const auto children = torch::bincount(parent, {}, count).to(torch::kFloat32).clamp_min(1);
+        const auto sum = torch::zeros({count, h}).index_add(0, parent, up[d + 1]);
+        mine = mine + from_children_(sum / children.unsqueeze(1));
+      }
+      up[d] = torch::relu(mine);
+    }
+    return (torch::cat(down) + torch::cat(up)).index_select(0, g.tree_unlevel);
+  }
+
   ModelOptions o_;
   torch::nn::Embedding kind_{nullptr};
   torch::nn::Linear input_{nullptr};
   ResidualGcn gcn_{nullptr};
   CrossConfigAttention att_{nullptr};
   torch::nn::Linear work_score_{nullptr};
+  torch::nn::Linear self_{nullptr}, from_parent_{nullptr}, from_children_{nullptr};
 };
 
 // TGraph and the syntax-tree GCN read together (the layout and AST views in one network): the
@@ -620,6 +661,7 @@ std::string ModelOptions::to_json() const {
                         {"config_pool", config_pool},
                         {"tree_attention", tree_attention},
                         {"work_pool", work_pool},
+                        {"tree_passes", tree_passes},
                         {"dropout", dropout},
                         {"segment_nodes", segment_nodes}}
       .dump();
@@ -656,6 +698,8 @@ ModelOptions ModelOptions::from_json(const std::string& text) {
         o.tree_attention = it->get<bool>();
       else if (k == "work_pool")
         o.work_pool = it->get<bool>();
+      else if (k == "tree_passes")
+        o.tree_passes = it->get<bool>();
       else if (k == "dropout")
         o.dropout = it->get<double>();
       else if (k == "segment_nodes")

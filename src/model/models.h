@@ -49,6 +49,12 @@ struct ModelOptions {
   // are a softmax of a learned score over the tree's nodes, beside the log-sum-exp of those
   // scores (with a score that learns a * log trips, the log of the tree's total work).
   bool work_pool = false;
+  // ast-gcn (and tgraph-ast's trees): before the GCN layers, a pass down each tree (a node's
+  // state from its own features and its parent's state, root first) and a pass up (from its
+  // own features and the mean of its children's states, leaves first), added to the node
+  // features, so that every node reads all of its enclosing loops and everything below it,
+  // which a few GCN layers over trees 12-43 deep cannot carry.
+  bool tree_passes = false;
   // ast-gcn (and tgraph-ast's trees and head): dropout probability in training on the nodes'
   // input features, each GCN layer's update and the head's hidden layer; 0 = none.
   double dropout = 0;

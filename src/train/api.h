@@ -30,6 +30,7 @@ struct TrainOptions {
   int work_pool = -1;  // ast-gcn, tgraph-ast: attention pool per tree (models.h); 1 on, 0 off,
                        // -1 the model's default (resolve_work_pool: on for tgraph-ast)
   double dropout = 0;  // ast-gcn, tgraph-ast: dropout in training (models.h); 0 = none
+  bool tree_passes = false;   // ast-gcn, tgraph-ast: passes down and up the trees (models.h)
   std::string loss = "auto";  // listmle | hinge | hinge-gap | hinge-top | listnet | mse | auto
   int epochs = 0;             // 0: the model's default (resolve_epochs)
   int configs_per_step = 32;  // K configurations of one graph per step

@@ -659,6 +659,20 @@ TEST(AstTraining, XgbLearnsSyntaxTreesRefitsAndRefusesGraphs) {
   EXPECT_THROW(train::load_cost_model(dir / "xgb-layout.pt", 1)->score(fresh), InputError);
 }
 
+// Each node's parent (-1 for a root) in the batch of configurations `idx` of `trees`, numbered
+// as prepare_ast_batch numbers the batch's nodes (the configurations' nodes one after another).
+std::vector<int64_t> batch_parents(const AstSet& trees, const std::vector<int64_t>& idx) {
+  std::vector<int64_t> out;
+  for (int64_t c : idx) {
+    const int64_t base = static_cast<int64_t>(out.size());
+    const int64_t n = trees.node_offsets[c + 1] - trees.node_offsets[c];
+    out.resize(static_cast<size_t>(base + n), -1);
+    for (int64_t e = trees.edge_offsets[c]; e < trees.edge_offsets[c + 1]; ++e)
+      out[base + trees.edges[2 * e + 1]] = base + trees.edges[2 * e];
+  }
+  return out;
+}
+
 // Six synthetic syntax trees of one program (written to DIR/t.npz), their normaliser and the
 // model dimensions it gives.
 struct SixTrees {
@@ -711,6 +725,78 @@ TEST(AstModels, WorkPoolReadsEachTreeApart) {
         pool->forward(p.input, torch::zeros({2, 0}));
       },
       InputError);
+}
+
+// The passes down and up the trees (--tree-passes) walk each tree level by level: the levels
+// hold every node once, each node's parent position is its edge's parent, and the levels put
+// back in node order are the identity. Batched, each tree still scores as it does alone (no
+// level mixes trees up), a node with two parents is refused, the option survives the
+// checkpoint's JSON, trains on syntax trees and is refused for a model without them.
+TEST(AstModels, TreePassesWalkEachTreeLevelByLevel) {
+  TempDir dir;
+  const SixTrees six(dir);
+  const auto p = model::prepare_ast_batch(six.trees, {0, 1, 2, 3, 4, 5}, six.norm);
+  const std::vector<int64_t> parents = batch_parents(six.trees, {0, 1, 2, 3, 4, 5});
+  const auto& in = p.input;
+  ASSERT_GE(in.tree_levels.size(), 3u);
+  EXPECT_EQ(in.tree_levels[0].size(0), 6);  // one root per tree
+  std::vector<int64_t> seen;
+  for (size_t d = 0; d < in.tree_levels.size(); ++d) {
+    const auto ids = in.tree_levels[d];
+    for (int64_t i = 0; i < ids.size(0); ++i) {
+      const int64_t v = ids[i].item<int64_t>();
+      seen.push_back(v);
+      if (d == 0) {
+        EXPECT_EQ(parents[v], -1) << v;
+      } else {
+        const int64_t at = in.tree_parent[d][i].item<int64_t>();
+        EXPECT_EQ(in.tree_levels[d - 1][at].item<int64_t>(), parents[v]) << v;
+      }
+    }
+  }
+  ASSERT_EQ(static_cast<int64_t>(seen.size()), in.num_nodes);
+  const auto order = torch::tensor(seen, torch::kInt64);
+  EXPECT_TRUE(torch::equal(order.index_select(0, in.tree_unlevel), torch::arange(in.num_nodes)));
+
+  model::ModelOptions o = model::ModelOptions::from_json(R"({"name": "ast-gcn"})").resolved();
+  o.tree_passes = true;
+  torch::manual_seed(0);
+  auto net = model::make_model(o, six.dims, six.norm);
+  EXPECT_TRUE(net->named_parameters().contains("pass_parent.weight"));
+  const auto scores = [&](const std::vector<int64_t>& idx) {
+    torch::NoGradGuard ng;
+    const auto q = model::prepare_ast_batch(six.trees, idx, six.norm);
+    const auto out = net->forward(q.input, torch::zeros({q.num_configs(), 0}));
+    return std::vector<float>(out.data_ptr<float>(), out.data_ptr<float>() + out.numel());
+  };
+  const auto together = scores({0, 1, 2, 3, 4, 5});
+  for (int64_t i = 0; i < 6; ++i)
+    EXPECT_NEAR(scores({i})[0], together[i], 1e-4 * (1 + std::abs(together[i]))) << i;
+  model::ModelOptions plain = o;
+  plain.tree_passes = false;
+  torch::manual_seed(0);
+  auto without = model::make_model(plain, six.dims, six.norm);
+  {
+    torch::NoGradGuard ng;
+    EXPECT_FALSE(torch::allclose(without->forward(in, torch::zeros({6, 0})),
+                                 net->forward(in, torch::zeros({6, 0}))));
+  }
+  EXPECT_TRUE(model::ModelOptions::from_json(o.to_json()).tree_passes);
+  EXPECT_FALSE(model::ModelOptions::from_json(R"({"name": "ast-gcn"})").tree_passes);
+
+  AstSet two_parents = six.trees;  // the second edge's child becomes the first edge's too
+  ASSERT_GE(two_parents.edge_offsets[1], 2);
+  two_parents.edges[3] = two_parents.edges[1];
+  EXPECT_THROW(model::prepare_ast_batch(two_parents, {0}, six.norm), InputError);
+
+  write_small_ast_dataset(dir);
+  train::TrainOptions t = quick_options(dir / "ast", "ast-gcn", dir / "tp.pt", 6);
+  t.tree_passes = true;
+  train::train_model(t);
+  EXPECT_TRUE(train::load_checkpoint(t.out).meta.model.tree_passes);
+  EXPECT_GT(evaluate_on(t.out, dir / "ast").mean_kendall_tau, 0.3);
+  t.model = "sage";
+  EXPECT_THROW(train::train_model(t), UsageError);
 }
 
 // Dropout acts in training only: in evaluation an ast-gcn with dropout scores as the same
