@@ -17,8 +17,10 @@
 # rate 2e-3 and pooling by work, late on 2026-12-02 (tgraph-ast-lr1e3 trains the former
 # defaults; tgraph-ast-e80 and tgraph-ast-lr2e3-work-pool now train the defaults), and ast-gcn's
 # pooling by work since 2026-12-03 (ast-gcn-no-work-pool trains the former default,
-# ast-gcn-work-pool now the default). Results of these settings in a work directory from before a
-# change are the former defaults', so do not reuse them across one.)
+# ast-gcn-work-pool now the default), and ast-gcn's passes down and up the trees since 2026-12-06
+# (ast-gcn-no-tree-passes trains the former default, ast-gcn-tree-passes now the default).
+# Results of these settings in a work directory from before a change are the former defaults',
+# so do not reuse them across one.)
 # Environment: KFOLD_DATA, the dataset (default data/halide); KFOLD_OUT, the work directory
 # (default out/kfold, emptied first); KFOLD_ONLY, a comma-separated list of the settings and
 # ensembles to run (default all; an ensemble's members must be among them); KFOLD_JOBS, how many
@@ -76,6 +78,7 @@ SETTINGS=(
   "tgraph-ast-include-valid-wu15:both:--model tgraph-ast --include-valid --warmup 0.15"
   "ast-gcn-include-valid-d01:ast:--model ast-gcn --include-valid --dropout 0.1"
   "ast-gcn-tree-passes:ast:--model ast-gcn --tree-passes"
+  "ast-gcn-no-tree-passes:ast:--model ast-gcn --no-tree-passes"
   "ast-gcn-include-valid-tree-passes:ast:--model ast-gcn --include-valid --tree-passes"
   "tgraph-ast-tree-passes:both:--model tgraph-ast --tree-passes"
 )

@@ -140,10 +140,13 @@ void register_model_commands(CLI::App& app) {
                    "ast-gcn, tgraph-ast: dropout probability in training on the trees' node "
                    "features, GCN updates and the head's hidden layer")
       ->capture_default_str();
-  train->add_flag("--tree-passes", t->tree_passes,
-                  "ast-gcn, tgraph-ast: before the GCN layers, a pass down each syntax tree "
-                  "(parent to child) and one up (children to parent), so that every node reads "
-                  "its enclosing loops and what lies below it");
+  train->add_flag_callback(
+      "--tree-passes", [t] { t->tree_passes = 1; },
+      "ast-gcn, tgraph-ast: before the GCN layers, a pass down each syntax tree (parent to "
+      "child) and one up (children to parent), so that every node reads its enclosing loops and "
+      "what lies below it; default: on for ast-gcn");
+  train->add_flag_callback(
+      "--no-tree-passes", [t] { t->tree_passes = 0; }, "ast-gcn, tgraph-ast: no tree passes");
   train->add_flag("--include-valid", t->include_valid,
                   "Train on train/ and valid/ together for all --epochs, without validation, "
                   "and keep the last epoch (the final fit, once validation chose the options)");

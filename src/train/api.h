@@ -27,10 +27,11 @@ struct TrainOptions {
   bool cross_attention = true;   // tgraph: attention across configurations
   bool tree_attention = true;    // ast-gcn: attention across configurations (models.h)
   bool config_pool = false;      // tgraph: read out the configurable nodes' mean besides
-  int work_pool = -1;  // ast-gcn, tgraph-ast: attention pool per tree (models.h); 1 on, 0 off,
-                       // -1 the model's default (resolve_work_pool: on for tgraph-ast)
-  double dropout = 0;  // ast-gcn, tgraph-ast: dropout in training (models.h); 0 = none
-  bool tree_passes = false;   // ast-gcn, tgraph-ast: passes down and up the trees (models.h)
+  int work_pool = -1;    // ast-gcn, tgraph-ast: attention pool per tree (models.h); 1 on, 0 off,
+                         // -1 the model's default (resolve_work_pool: on for tgraph-ast)
+  double dropout = 0;    // ast-gcn, tgraph-ast: dropout in training (models.h); 0 = none
+  int tree_passes = -1;  // ast-gcn, tgraph-ast: passes down and up the trees (models.h); 1 on,
+                         // 0 off, -1 the model's default (resolve_tree_passes: on for ast-gcn)
   std::string loss = "auto";  // listmle | hinge | hinge-gap | hinge-top | listnet | mse | auto
   int epochs = 0;             // 0: the model's default (resolve_epochs)
   int configs_per_step = 32;  // K configurations of one graph per step

@@ -97,6 +97,11 @@ bool resolve_work_pool(int work_pool, const std::string& model) {
   return model == "tgraph-ast" || model == "ast-gcn";
 }
 
+bool resolve_tree_passes(int tree_passes, const std::string& model) {
+  if (tree_passes >= 0) return tree_passes != 0;
+  return model == "ast-gcn";
+}
+
 torch::Tensor batch_loss(const torch::Tensor& cost, const model::PreparedGraph& batch,
                          const model::Normalizer& norm, const StepOptions& o) {
   if (o.loss == "listmle") return listmle_loss(cost, batch.targets);

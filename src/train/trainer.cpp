@@ -288,7 +288,7 @@ Checkpoint start_or_resume(const TrainOptions& o, const std::vector<std::string>
   mo.tree_attention = o.tree_attention && o.model == "ast-gcn";
   mo.work_pool = resolve_work_pool(o.work_pool, o.model);
   mo.dropout = o.dropout;
-  mo.tree_passes = o.tree_passes;
+  mo.tree_passes = resolve_tree_passes(o.tree_passes, o.model);
   mo = mo.resolved();
   if (o.resume) {
     Checkpoint ck = load_checkpoint(resume_path);
@@ -441,7 +441,7 @@ void check_model_options(const TrainOptions& o) {
         fmt::format("--dropout is an ast-gcn and tgraph-ast option, not {}'s", o.model));
   if (o.work_pool == 1 && !reads_trees)
     throw UsageError(fmt::format("--work-pool reads syntax trees: not a {} option", o.model));
-  if (o.tree_passes && !reads_trees)
+  if (o.tree_passes == 1 && !reads_trees)
     throw UsageError(fmt::format("--tree-passes reads syntax trees: not a {} option", o.model));
   if (o.config_pool && o.model != "tgraph")
     throw UsageError(fmt::format("--config-pool is a tgraph option, not {}'s", o.model));

@@ -153,6 +153,12 @@ TEST(Defaults, LossEpochsLearningRateAndWorkPoolPerModel) {
   EXPECT_FALSE(train::resolve_work_pool(0, "tgraph-ast"));
   EXPECT_FALSE(train::resolve_work_pool(0, "ast-gcn"));
   EXPECT_TRUE(train::resolve_work_pool(1, "ast-gcn"));
+  EXPECT_EQ(train::TrainOptions().tree_passes, -1);
+  EXPECT_TRUE(train::resolve_tree_passes(-1, "ast-gcn"));
+  for (const char* m : {"tgraph-ast", "tgraph", "sage", "gcn-baseline", "xgb"})
+    EXPECT_FALSE(train::resolve_tree_passes(-1, m)) << m;
+  EXPECT_FALSE(train::resolve_tree_passes(0, "ast-gcn"));
+  EXPECT_TRUE(train::resolve_tree_passes(1, "tgraph-ast"));
 }
 
 TEST(Models, EveryModelScoresLayoutAndTileGraphs) {
@@ -610,7 +616,8 @@ TEST(AstTraining, AstGcnLearnsSyntaxTreesAndRefusesGraphs) {
   EXPECT_NE(ra.mean_kendall_tau, r.mean_kendall_tau);
   EXPECT_TRUE(train::load_checkpoint(t.out).meta.model.tree_attention);
   EXPECT_FALSE(train::load_checkpoint(dir / "ast.pt").meta.model.tree_attention);
-  EXPECT_TRUE(train::load_checkpoint(t.out).meta.model.work_pool);  // ast-gcn's default
+  EXPECT_TRUE(train::load_checkpoint(t.out).meta.model.work_pool);    // ast-gcn's default
+  EXPECT_TRUE(train::load_checkpoint(t.out).meta.model.tree_passes);  // ast-gcn's default
   // In memory: refit on the syntax trees of a program it has not seen, it ranks them better,
   // and saves what it learned; a refit without trees is refused.
   {
@@ -791,7 +798,7 @@ TEST(AstModels, TreePassesWalkEachTreeLevelByLevel) {
 
   write_small_ast_dataset(dir);
   train::TrainOptions t = quick_options(dir / "ast", "ast-gcn", dir / "tp.pt", 6);
-  t.tree_passes = true;
+  t.tree_passes = 1;
   train::train_model(t);
   EXPECT_TRUE(train::load_checkpoint(t.out).meta.model.tree_passes);
   EXPECT_GT(evaluate_on(t.out, dir / "ast").mean_kendall_tau, 0.3);
