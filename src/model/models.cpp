@@ -572,14 +572,15 @@ class AstGcn : public Network {
       throw InputError("syntax-tree batch: no tree levels (prepare_ast_batch makes them)");
     const int64_t h = x.size(1);
     const auto own = self_(x);  // (n, 2H): the down pass's own term, then the up pass's
-    std::vector<torch::Tensor> down(depth), up(depth);
+    std::vector<torch::Tensor> own_at(depth), down(depth), up(depth);  // own_at: by level
     for (size_t d = 0; d < depth; ++d) {
-      const auto mine = own.index_select(0, g.tree_levels[d]).narrow(1, 0, h);
+      own_at[d] = own.index_select(0, g.tree_levels[d]);
+      const auto mine = own_at[d].narrow(1, 0, h);
       down[d] = torch::relu(
           d == 0 ? mine : mine + from_parent_(down[d - 1].index_select(0, g.tree_parent[d])));
     }
     for (size_t d = depth; d-- > 0;) {
-      auto mine = own.index_select(0, g.tree_levels[d]).narrow(1, h, h);
+      auto mine = own_at[d].narrow(1, h, h);
       if (d + 1 < depth) {
         const int64_t count = g.tree_levels[d].size(0);
         const auto& parent = g.tree_parent[d + 1];
