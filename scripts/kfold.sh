@@ -109,6 +109,8 @@ ENSEMBLES=(
   "tgraph-ast-include-valid+ast-gcn-include-valid+xgb-ast-e80-w05=tgraph-ast-include-valid+ast-gcn-include-valid+xgb-ast-e80*0.5"
   "tgraph-ast-include-valid+ast-gcn-include-valid-d01=tgraph-ast-include-valid+ast-gcn-include-valid-d01"
   "tgraph-ast-include-valid+ast-gcn-include-valid-d01+xgb-ast-w05=tgraph-ast-include-valid+ast-gcn-include-valid-d01+xgb-ast*0.5"
+  "tgraph-ast+ast-gcn-tree-passes=tgraph-ast+ast-gcn-tree-passes"
+  "tgraph-ast-tree-passes+ast-gcn-tree-passes=tgraph-ast-tree-passes+ast-gcn-tree-passes"
 )
 if [ -n "${KFOLD_ONLY:-}" ]; then
   keep() { [[ ",$KFOLD_ONLY," == *",$1,"* ]]; }

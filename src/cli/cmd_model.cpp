@@ -147,6 +147,12 @@ void register_model_commands(CLI::App& app) {
       "what lies below it; default: on for ast-gcn");
   train->add_flag_callback(
       "--no-tree-passes", [t] { t->tree_passes = 0; }, "ast-gcn, tgraph-ast: no tree passes");
+  train
+      ->add_option("--tree-pass-cell", t->tree_pass_cell,
+                   "the tree passes' cell: relu (relu(A x + U s)) or gru (a GRU cell's gated "
+                   "update of the parent's or children's state s)")
+      ->check(CLI::IsMember({"relu", "gru"}))
+      ->capture_default_str();
   train->add_flag("--include-valid", t->include_valid,
                   "Train on train/ and valid/ together for all --epochs, without validation, "
                   "and keep the last epoch (the final fit, once validation chose the options)");

@@ -495,15 +495,19 @@ class AstGcn : public Network {
     if (o.tree_attention) att_ = register_module("tree_attention", CrossConfigAttention(o.hidden));
     if (o.work_pool) work_score_ = register_module("work_score", torch::nn::Linear(o.hidden, 1));
     if (o.tree_passes) {
-      // One addmm gives each node's own terms of both passes; a further one per level reads
-      // the parent's (down) or the children's (up) state.
-      self_ = register_module("pass_self", torch::nn::Linear(o.hidden, 2 * o.hidden));
+      if (o.tree_pass_cell != "relu" && o.tree_pass_cell != "gru")
+        throw InputError(
+            fmt::format("unknown tree pass cell '{}' (relu or gru)", o.tree_pass_cell));
+      gru_ = o.tree_pass_cell == "gru";
+      // One addmm gives each node's own terms of both passes (a GRU's three gates each); a
+      // further one per level reads the parent's (down) or the children's (up) state.
+      const int64_t terms = (gru_ ? 3 : 1) * o.hidden;
+      self_ = register_module("pass_self", torch::nn::Linear(o.hidden, 2 * terms));
       from_parent_ = register_module(
-          "pass_parent",
-          torch::nn::Linear(torch::nn::LinearOptions(o.hidden, o.hidden).bias(false)));
-      from_children_ = register_module(
-          "pass_children",
-          torch::nn::Linear(torch::nn::LinearOptions(o.hidden, o.hidden).bias(false)));
+          "pass_parent", torch::nn::Linear(torch::nn::LinearOptions(o.hidden, terms).bias(false)));
+      from_children_ =
+          register_module("pass_children",
+                          torch::nn::Linear(torch::nn::LinearOptions(o.hidden, terms).bias(false)));
     }
   }
   torch::Tensor forward(const GraphInput& g, const torch::Tensor& configs) override {
@@ -520,7 +524,7 @@ class AstGcn : public Network {
         1, static_cast<double>(g.tree_id.numel() > 0 ? g.tree_id.max().item<int64_t>() + 1 : 1));
     const double n = static_cast<double>(g.num_nodes) / trees, h = o_.hidden;
     return n * h * h * o_.layers + n * h * h + (att_ ? 1.5 * h * h : 0) +
-           (work_score_ ? 3 * n * h : 0) + (self_ ? 4 * n * h * h : 0);
+           (work_score_ ? 3 * n * h : 0) + (self_ ? (gru_ ? 12 : 4) * n * h * h : 0);
   }
 
  private:
@@ -570,27 +574,40 @@ class AstGcn : public Network {
     const size_t depth = g.tree_levels.size();
     if (depth == 0 || !g.tree_unlevel.defined())
       throw InputError("syntax-tree batch: no tree levels (prepare_ast_batch makes them)");
-    const int64_t h = x.size(1);
-    const auto own = self_(x);  // (n, 2H): the down pass's own term, then the up pass's
+    const auto own = self_(x);  // (n, 2T): the down pass's own terms, then the up pass's
+    const int64_t terms = own.size(1) / 2, h = x.size(1);
     std::vector<torch::Tensor> own_at(depth), down(depth), up(depth);  // own_at: by level
     for (size_t d = 0; d < depth; ++d) {
       own_at[d] = own.index_select(0, g.tree_levels[d]);
-      const auto mine = own_at[d].narrow(1, 0, h);
-      down[d] = torch::relu(
-          d == 0 ? mine : mine + from_parent_(down[d - 1].index_select(0, g.tree_parent[d])));
+      down[d] = pass_cell(own_at[d].narrow(1, 0, terms),
+                          d == 0 ? torch::Tensor() : down[d - 1].index_select(0, g.tree_parent[d]),
+                          from_parent_);
     }
     for (size_t d = depth; d-- > 0;) {
-      auto mine = own_at[d].narrow(1, h, h);
+      torch::Tensor below;  // the mean of the children's states; none on the deepest level
       if (d + 1 < depth) {
         const int64_t count = g.tree_levels[d].size(0);
         const auto& parent = g.tree_parent[d + 1];
         const auto children = torch::bincount(parent, {}, count).to(torch::kFloat32).clamp_min(1);
-        const auto sum = torch::zeros({count, h}).index_add(0, parent, up[d + 1]);
-        mine = mine + from_children_(sum / children.unsqueeze(1));
+        below = torch::zeros({count, h}).index_add(0, parent, up[d + 1]) / children.unsqueeze(1);
       }
-      up[d] = torch::relu(mine);
+      up[d] = pass_cell(own_at[d].narrow(1, terms, terms), below, from_children_);
     }
     return (torch::cat(down) + torch::cat(up)).index_select(0, g.tree_unlevel);
+  }
+  // One step of a pass: a node's new state from its own terms and the state s it reads
+  // (undefined: none, as zeros). relu: relu(own + U s). gru: PyTorch's GRU cell, own holding
+  // the reset, update and candidate terms of the input.
+  torch::Tensor pass_cell(const torch::Tensor& own, const torch::Tensor& s, torch::nn::Linear& u) {
+    if (!gru_) return torch::relu(s.defined() ? own + u(s) : own);
+    const int64_t h = own.size(1) / 3;
+    if (!s.defined())
+      return (1 - torch::sigmoid(own.narrow(1, h, h))) * torch::tanh(own.narrow(1, 2 * h, h));
+    const auto us = u(s);
+    const auto reset = torch::sigmoid(own.narrow(1, 0, h) + us.narrow(1, 0, h));
+    const auto update = torch::sigmoid(own.narrow(1, h, h) + us.narrow(1, h, h));
+    const auto candidate = torch::tanh(own.narrow(1, 2 * h, h) + reset * us.narrow(1, 2 * h, h));
+    return (1 - update) * candidate + update * s;
   }
 
   ModelOptions o_;
@@ -600,6 +617,7 @@ class AstGcn : public Network {
   CrossConfigAttention att_{nullptr};
   torch::nn::Linear work_score_{nullptr};
   torch::nn::Linear self_{nullptr}, from_parent_{nullptr}, from_children_{nullptr};
+  bool gru_ = false;  // the passes' cell (ModelOptions::tree_pass_cell)
 };
 
 // TGraph and the syntax-tree GCN read together (the layout and AST views in one network): the
@@ -663,6 +681,7 @@ std::string ModelOptions::to_json() const {
                         {"tree_attention", tree_attention},
                         {"work_pool", work_pool},
                         {"tree_passes", tree_passes},
+                        {"tree_pass_cell", tree_pass_cell},
                         {"dropout", dropout},
                         {"segment_nodes", segment_nodes}}
       .dump();
@@ -701,6 +720,8 @@ ModelOptions ModelOptions::from_json(const std::string& text) {
         o.work_pool = it->get<bool>();
       else if (k == "tree_passes")
         o.tree_passes = it->get<bool>();
+      else if (k == "tree_pass_cell")
+        o.tree_pass_cell = it->get<std::string>();
       else if (k == "dropout")
         o.dropout = it->get<double>();
       else if (k == "segment_nodes")

@@ -55,6 +55,10 @@ struct ModelOptions {
   // features, so that every node reads all of its enclosing loops and everything below it,
   // which a few GCN layers over trees 12-43 deep cannot carry.
   bool tree_passes = false;
+  // The cell of those passes: "relu" (a node's state relu(A x + U s), s its parent's state or
+  // its children's mean) or "gru" (a GRU cell's update of s from x, gated, so that a state
+  // can carry its enclosing loops over many levels unchanged).
+  std::string tree_pass_cell = "relu";
   // ast-gcn (and tgraph-ast's trees and head): dropout probability in training on the nodes'
   // input features, each GCN layer's update and the head's hidden layer; 0 = none.
   double dropout = 0;

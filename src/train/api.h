@@ -32,6 +32,7 @@ struct TrainOptions {
   double dropout = 0;    // ast-gcn, tgraph-ast: dropout in training (models.h); 0 = none
   int tree_passes = -1;  // ast-gcn, tgraph-ast: passes down and up the trees (models.h); 1 on,
                          // 0 off, -1 the model's default (resolve_tree_passes: on for ast-gcn)
+  std::string tree_pass_cell = "relu";  // those passes' cell: relu | gru (models.h)
   std::string loss = "auto";  // listmle | hinge | hinge-gap | hinge-top | listnet | mse | auto
   int epochs = 0;             // 0: the model's default (resolve_epochs)
   int configs_per_step = 32;  // K configurations of one graph per step

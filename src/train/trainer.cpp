@@ -289,6 +289,7 @@ Checkpoint start_or_resume(const TrainOptions& o, const std::vector<std::string>
   mo.work_pool = resolve_work_pool(o.work_pool, o.model);
   mo.dropout = o.dropout;
   mo.tree_passes = resolve_tree_passes(o.tree_passes, o.model);
+  mo.tree_pass_cell = o.tree_pass_cell;
   mo = mo.resolved();
   if (o.resume) {
     Checkpoint ck = load_checkpoint(resume_path);
@@ -443,6 +444,13 @@ void check_model_options(const TrainOptions& o) {
     throw UsageError(fmt::format("--work-pool reads syntax trees: not a {} option", o.model));
   if (o.tree_passes == 1 && !reads_trees)
     throw UsageError(fmt::format("--tree-passes reads syntax trees: not a {} option", o.model));
+  if (o.tree_pass_cell != "relu" && o.tree_pass_cell != "gru")
+    throw UsageError(fmt::format("--tree-pass-cell {}: relu or gru", o.tree_pass_cell));
+  if (o.tree_pass_cell != "relu" && !resolve_tree_passes(o.tree_passes, o.model))
+    throw UsageError(
+        fmt::format("--tree-pass-cell is the cell of the tree passes, which {} "
+                    "does not make here (--tree-passes)",
+                    o.model));
   if (o.config_pool && o.model != "tgraph")
     throw UsageError(fmt::format("--config-pool is a tgraph option, not {}'s", o.model));
 }

@@ -806,6 +806,52 @@ TEST(AstModels, TreePassesWalkEachTreeLevelByLevel) {
   EXPECT_THROW(train::train_model(t), UsageError);
 }
 
+// The passes' GRU cell (--tree-pass-cell gru): three gates' weights, each tree scored alone as
+// in a batch, other scores than the relu cell's from the same seed, kept in the checkpoint's
+// JSON (absent: relu), trains; an unknown cell is refused by the model and by training, and so
+// is a cell for a model that makes no passes.
+TEST(AstModels, TreePassGruCellGatesEachStep) {
+  TempDir dir;
+  const SixTrees six(dir);
+  model::ModelOptions o = model::ModelOptions::from_json(R"({"name": "ast-gcn"})").resolved();
+  EXPECT_EQ(o.tree_pass_cell, "relu");
+  o.tree_passes = true;
+  o.tree_pass_cell = "gru";
+  torch::manual_seed(0);
+  auto net = model::make_model(o, six.dims, six.norm);
+  EXPECT_EQ(net->named_parameters()["pass_parent.weight"].size(0), 3 * o.hidden);
+  const auto scores = [&](const std::shared_ptr<model::Network>& m,
+                          const std::vector<int64_t>& idx) {
+    torch::NoGradGuard ng;
+    const auto q = model::prepare_ast_batch(six.trees, idx, six.norm);
+    const auto out = m->forward(q.input, torch::zeros({q.num_configs(), 0}));
+    return std::vector<float>(out.data_ptr<float>(), out.data_ptr<float>() + out.numel());
+  };
+  const auto together = scores(net, {0, 1, 2, 3, 4, 5});
+  for (int64_t i = 0; i < 6; ++i)
+    EXPECT_NEAR(scores(net, {i})[0], together[i], 1e-4 * (1 + std::abs(together[i]))) << i;
+  model::ModelOptions relu = o;
+  relu.tree_pass_cell = "relu";
+  torch::manual_seed(0);
+  EXPECT_NE(scores(model::make_model(relu, six.dims, six.norm), {0, 1, 2, 3, 4, 5}), together);
+  EXPECT_EQ(model::ModelOptions::from_json(o.to_json()).tree_pass_cell, "gru");
+  model::ModelOptions bad = o;
+  bad.tree_pass_cell = "lstm";
+  EXPECT_THROW(model::make_model(bad, six.dims, six.norm), InputError);
+
+  write_small_ast_dataset(dir);
+  train::TrainOptions t = quick_options(dir / "ast", "ast-gcn", dir / "gru.pt", 6);
+  t.tree_pass_cell = "gru";
+  train::train_model(t);
+  EXPECT_EQ(train::load_checkpoint(t.out).meta.model.tree_pass_cell, "gru");
+  EXPECT_GT(evaluate_on(t.out, dir / "ast").mean_kendall_tau, 0.3);
+  t.tree_passes = 0;
+  EXPECT_THROW(train::train_model(t), UsageError);
+  t.tree_passes = -1;
+  t.tree_pass_cell = "lstm";
+  EXPECT_THROW(train::train_model(t), UsageError);
+}
+
 // Dropout acts in training only: in evaluation an ast-gcn with dropout scores as the same
 // weights without it; in training two passes differ. The option survives the checkpoint's JSON,
 // and training refuses it for models without it and outside [0, 1).
