@@ -574,11 +574,16 @@ class AstGcn : public Network {
     const size_t depth = g.tree_levels.size();
     if (depth == 0 || !g.tree_unlevel.defined())
       throw InputError("syntax-tree batch: no tree levels (prepare_ast_batch makes them)");
-    const auto own = self_(x);  // (n, 2T): the down pass's own terms, then the up pass's
-    const int64_t terms = own.size(1) / 2, h = x.size(1);
-    std::vector<torch::Tensor> own_at(depth), down(depth), up(depth);  // own_at: by level
+    // Each node's own terms (n, 2T): the down pass's, then the up pass's; in level order, cut
+    // into levels by one split, whose gradient is one concatenation (a gather per level would
+    // give each level's gradient the size of all the nodes, which made training with the GRU
+    // cell mostly page faults).
+    std::vector<int64_t> sizes(depth);
+    for (size_t d = 0; d < depth; ++d) sizes[d] = g.tree_levels[d].size(0);
+    const auto own_at = self_(x).index_select(0, torch::cat(g.tree_levels)).split_with_sizes(sizes);
+    const int64_t terms = own_at[0].size(1) / 2, h = x.size(1);
+    std::vector<torch::Tensor> down(depth), up(depth);
     for (size_t d = 0; d < depth; ++d) {
-      own_at[d] = own.index_select(0, g.tree_levels[d]);
       down[d] = pass_cell(own_at[d].narrow(1, 0, terms),
                           d == 0 ? torch::Tensor() : down[d - 1].index_select(0, g.tree_parent[d]),
                           from_parent_);
