@@ -19,6 +19,9 @@
 # pooling by work since 2026-12-03 (ast-gcn-no-work-pool trains the former default,
 # ast-gcn-work-pool now the default), and ast-gcn's passes down and up the trees since 2026-12-06
 # (ast-gcn-no-tree-passes trains the former default, ast-gcn-tree-passes now the default).
+# Since 2026-12-06 --threads 1 (which every training here runs with) holds OpenBLAS to one
+# thread too (core/blas.h): results in a work directory from before then differ in their last
+# digits from a run now, as another seed's would.
 # Results of these settings in a work directory from before a change are the former defaults',
 # so do not reuse them across one.)
 # Environment: KFOLD_DATA, the dataset (default data/halide); KFOLD_OUT, the work directory
@@ -81,6 +84,7 @@ SETTINGS=(
   "ast-gcn-no-tree-passes:ast:--model ast-gcn --no-tree-passes"
   "ast-gcn-include-valid-tree-passes:ast:--model ast-gcn --include-valid --tree-passes"
   "tgraph-ast-tree-passes:both:--model tgraph-ast --tree-passes"
+  "ast-gcn-tree-pass-gru:ast:--model ast-gcn --tree-pass-cell gru"
 )
 ENSEMBLES=(
   "tgraph+xgb=tgraph+xgb"

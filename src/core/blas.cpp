@@ -30,4 +30,11 @@ const char* better_openblas_core() {
   return nullptr;
 }
 
+bool set_blas_threads(int threads) {
+  using SetThreads = void (*)(int);
+  const auto fn = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
+  if (fn && threads > 0) fn(threads);
+  return fn != nullptr;
+}
+
 }  // namespace tcost

@@ -108,13 +108,18 @@ void export_model(const std::string& dir, const std::string& name, const model::
 }  // namespace
 
 void bench_models(const BenchModelOptions& o) {
-  if (o.threads > 0) torch::set_num_threads(o.threads);
+  if (o.threads > 0) {
+    torch::set_num_threads(o.threads);
+    set_blas_threads(o.threads);
+  }
   torch::manual_seed(o.seed);
   const double peak = matmul_gflops(2048, 2048, 2048, o.repeats);
   fmt::print(
-      "matmul 2048x2048x2048 float32: {:.1f} GFLOP/s (LibTorch intra-op threads {}; BLAS uses its "
-      "own pool; OpenBLAS kernels {})\n",
-      peak, torch::get_num_threads(), openblas_core().empty() ? "none" : openblas_core());
+      "matmul 2048x2048x2048 float32: {:.1f} GFLOP/s (LibTorch intra-op threads {}; BLAS {}; "
+      "OpenBLAS kernels {})\n",
+      peak, torch::get_num_threads(),
+      o.threads > 0 ? fmt::format("{} threads", o.threads) : std::string("uses its own pool"),
+      openblas_core().empty() ? "none" : openblas_core());
   SynthOptions so;
   so.configs = o.configs;
   so.seed = o.seed;

@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "core/blas.h"
 #include "core/error.h"
 #include "model/models.h"
 #include "train/checkpoint.h"
@@ -206,7 +207,10 @@ const std::vector<std::string>& model_names() {
 
 std::unique_ptr<CostModel> load_cost_model(const std::string& checkpoint, int threads) {
   if (is_ensemble_file(checkpoint)) return load_ensemble(checkpoint, threads);
-  if (threads > 0) torch::set_num_threads(threads);
+  if (threads > 0) {
+    torch::set_num_threads(threads);
+    set_blas_threads(threads);
+  }
   Checkpoint ck = load_checkpoint(checkpoint);
   if (ck.meta.model.name == "xgb") return std::make_unique<XgbCostModel>(std::move(ck), threads);
   if (!ck.model) throw InputError(fmt::format("{}: the checkpoint holds no network", checkpoint));

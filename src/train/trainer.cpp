@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/ast.h"
+#include "core/blas.h"
 #include "core/dataset.h"
 #include "core/error.h"
 #include "core/metrics.h"
@@ -44,7 +45,9 @@ double seconds_since(Clock::time_point t) {
 }
 
 void set_threads(int threads) {
-  if (threads > 0) torch::set_num_threads(threads);
+  if (threads <= 0) return;
+  torch::set_num_threads(threads);
+  set_blas_threads(threads);
 }
 
 // A training graph: prepared once (small graphs), or kept raw and cut into segments per step.

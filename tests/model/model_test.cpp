@@ -1,6 +1,8 @@
 // Tests of the model and training layers (one translation unit: LibTorch headers are slow).
 #include <gtest/gtest.h>
 
+#include <dlfcn.h>
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -9,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/blas.h"
 #include "core/error.h"
 #include "core/metrics.h"
 #include "core/synth.h"
@@ -804,6 +807,27 @@ TEST(AstModels, TreePassesWalkEachTreeLevelByLevel) {
   EXPECT_GT(evaluate_on(t.out, dir / "ast").mean_kendall_tau, 0.3);
   t.model = "sage";
   EXPECT_THROW(train::train_model(t), UsageError);
+}
+
+// --threads N holds OpenBLAS's own thread pool to N as well (core/blas.h), in training and when
+// a cost model is loaded: LibTorch's set_num_threads does not reach it.
+TEST(Threads, TrainingAndLoadingHoldBlasToTheThreadCount) {
+  using Get = int (*)();
+  const auto blas_threads = reinterpret_cast<Get>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
+  ASSERT_NE(blas_threads, nullptr) << "the tests link OpenBLAS (scripts/install-deps.sh)";
+  ASSERT_TRUE(set_blas_threads(2));
+  if (blas_threads() != 2) GTEST_SKIP() << "OpenBLAS runs at most one thread here";
+  TempDir dir;
+  write_small_ast_dataset(dir);
+  train::TrainOptions t = quick_options(dir / "ast", "ast-gcn", dir / "one.pt", 1);
+  train::train_model(t);  // --threads 1
+  EXPECT_EQ(blas_threads(), 1);
+  train::load_cost_model(t.out, 2);
+  EXPECT_EQ(blas_threads(), 2);
+  train::load_cost_model(t.out, 0);  // 0: the pools as they are
+  EXPECT_EQ(blas_threads(), 2);
+  train::load_cost_model(t.out, 1);
+  EXPECT_EQ(blas_threads(), 1);
 }
 
 // The passes' GRU cell (--tree-pass-cell gru): three gates' weights, each tree scored alone as
