@@ -18,7 +18,9 @@
 # defaults; tgraph-ast-e80 and tgraph-ast-lr2e3-work-pool now train the defaults), and ast-gcn's
 # pooling by work since 2026-12-03 (ast-gcn-no-work-pool trains the former default,
 # ast-gcn-work-pool now the default), and ast-gcn's passes down and up the trees since 2026-12-06
-# (ast-gcn-no-tree-passes trains the former default, ast-gcn-tree-passes now the default).
+# (ast-gcn-no-tree-passes trains the former default, ast-gcn-tree-passes now the default), and
+# tgraph-ast's passes since later that day (tgraph-ast-no-tree-passes trains the former default,
+# tgraph-ast-tree-passes now the default).
 # Since 2026-12-06 --threads 1 (which every training here runs with) holds OpenBLAS to one
 # thread too (core/blas.h): results in a work directory from before then differ in their last
 # digits from a run now, as another seed's would.
@@ -84,6 +86,7 @@ SETTINGS=(
   "ast-gcn-no-tree-passes:ast:--model ast-gcn --no-tree-passes"
   "ast-gcn-include-valid-tree-passes:ast:--model ast-gcn --include-valid --tree-passes"
   "tgraph-ast-tree-passes:both:--model tgraph-ast --tree-passes"
+  "tgraph-ast-no-tree-passes:both:--model tgraph-ast --no-tree-passes"
   "ast-gcn-tree-pass-gru:ast:--model ast-gcn --tree-pass-cell gru"
 )
 ENSEMBLES=(

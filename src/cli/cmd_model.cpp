@@ -144,7 +144,7 @@ void register_model_commands(CLI::App& app) {
       "--tree-passes", [t] { t->tree_passes = 1; },
       "ast-gcn, tgraph-ast: before the GCN layers, a pass down each syntax tree (parent to "
       "child) and one up (children to parent), so that every node reads its enclosing loops and "
-      "what lies below it; default: on for ast-gcn");
+      "what lies below it; default: on for both");
   train->add_flag_callback(
       "--no-tree-passes", [t] { t->tree_passes = 0; }, "ast-gcn, tgraph-ast: no tree passes");
   train

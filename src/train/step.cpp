@@ -99,7 +99,7 @@ bool resolve_work_pool(int work_pool, const std::string& model) {
 
 bool resolve_tree_passes(int tree_passes, const std::string& model) {
   if (tree_passes >= 0) return tree_passes != 0;
-  return model == "ast-gcn";
+  return model == "ast-gcn" || model == "tgraph-ast";
 }
 
 torch::Tensor batch_loss(const torch::Tensor& cost, const model::PreparedGraph& batch,

@@ -65,9 +65,8 @@ double resolve_lr(double lr, const std::string& model);
 bool resolve_work_pool(int work_pool, const std::string& model);
 
 // Whether a model passes down and up each syntax tree (models.h, ModelOptions::tree_passes) by
-// default (tree_passes -1): ast-gcn does since 2026-12-06 (chosen on the fixed split's screen and
-// the k-fold over families, docs/model-studies.md); tgraph-ast does not (not measured there).
-// 0 and 1 are kept.
+// default (tree_passes -1): ast-gcn and tgraph-ast do since 2026-12-06 (chosen by the k-fold over
+// families, docs/model-studies.md); no other model reads trees. 0 and 1 are kept.
 bool resolve_tree_passes(int tree_passes, const std::string& model);
 
 }  // namespace tcost::train

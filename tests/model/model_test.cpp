@@ -157,8 +157,9 @@ TEST(Defaults, LossEpochsLearningRateAndWorkPoolPerModel) {
   EXPECT_FALSE(train::resolve_work_pool(0, "ast-gcn"));
   EXPECT_TRUE(train::resolve_work_pool(1, "ast-gcn"));
   EXPECT_EQ(train::TrainOptions().tree_passes, -1);
-  EXPECT_TRUE(train::resolve_tree_passes(-1, "ast-gcn"));
-  for (const char* m : {"tgraph-ast", "tgraph", "sage", "gcn-baseline", "xgb"})
+  for (const char* m : {"ast-gcn", "tgraph-ast"})
+    EXPECT_TRUE(train::resolve_tree_passes(-1, m)) << m;
+  for (const char* m : {"tgraph", "sage", "gcn-baseline", "xgb"})
     EXPECT_FALSE(train::resolve_tree_passes(-1, m)) << m;
   EXPECT_FALSE(train::resolve_tree_passes(0, "ast-gcn"));
   EXPECT_TRUE(train::resolve_tree_passes(1, "tgraph-ast"));
