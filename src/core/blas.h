@@ -18,12 +18,11 @@ namespace tcost {
 std::string openblas_core();
 const char* better_openblas_core();
 // Makes OpenBLAS run matrix products on `threads` threads (its own pool, which LibTorch's
-// set_num_threads does not reach); false when the process has no OpenBLAS. The train, eval
-// and bench commands' --threads N (and load_cost_model's threads) call it beside
-// torch::set_num_threads: with a pool of its
-// own size on a machine that other jobs share, OpenBLAS's threads wait for each other, and a
-// --threads 1 training among three on 2 cores ran 2.4 times slower. OpenBLAS rounds a product
-// split between threads differently, so the digits of a run depend on the count.
+// set_num_threads does not reach); false when the process has no OpenBLAS. train::set_threads
+// calls it beside torch::set_num_threads for --threads N: left with a pool as wide as the
+// machine, a --threads 1 training beside other jobs on 2 cores ran 2.4-5.7 times slower, its
+// OpenBLAS threads spinning while waiting for each other. OpenBLAS rounds a product split
+// between threads differently, so the last digits of a run depend on the count.
 bool set_blas_threads(int threads);
 
 }  // namespace tcost

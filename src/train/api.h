@@ -31,7 +31,7 @@ struct TrainOptions {
                          // -1 the model's default (resolve_work_pool: on for tgraph-ast)
   double dropout = 0;    // ast-gcn, tgraph-ast: dropout in training (models.h); 0 = none
   int tree_passes = -1;  // ast-gcn, tgraph-ast: passes down and up the trees (models.h); 1 on,
-                         // 0 off, -1 the model's default (resolve_tree_passes: on for ast-gcn)
+                         // 0 off, -1 the model's default (resolve_tree_passes: on for both)
   std::string tree_pass_cell = "relu";  // those passes' cell: relu | gru (models.h)
   std::string loss = "auto";  // listmle | hinge | hinge-gap | hinge-top | listnet | mse | auto
   int epochs = 0;             // 0: the model's default (resolve_epochs)
@@ -80,6 +80,11 @@ ScoreReport evaluate_model(const EvalOptions& options);
 // ROOT/<its collection>/SPLIT, or a directory or file of .npz.
 ScoreReport evaluate_cost_model(CostModel& model, const std::string& data,
                                 const std::string& split = "test");
+
+// LibTorch's intra-op threads and OpenBLAS's own pool (core/blas.h) both set to `threads`; 0
+// leaves both as they are. What --threads of train, eval and bench, and load_cost_model's
+// threads, mean.
+void set_threads(int threads);
 
 // Predicted costs of every configuration of a graph (higher = slower).
 std::vector<double> predict_costs(const std::string& model_path, const std::string& graph_path);

@@ -108,10 +108,7 @@ void export_model(const std::string& dir, const std::string& name, const model::
 }  // namespace
 
 void bench_models(const BenchModelOptions& o) {
-  if (o.threads > 0) {
-    torch::set_num_threads(o.threads);
-    set_blas_threads(o.threads);
-  }
+  set_threads(o.threads);
   torch::manual_seed(o.seed);
   const double peak = matmul_gflops(2048, 2048, 2048, o.repeats);
   fmt::print(

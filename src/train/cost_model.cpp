@@ -14,9 +14,9 @@
 
 #include <fmt/format.h>
 
-#include "core/blas.h"
 #include "core/error.h"
 #include "model/models.h"
+#include "train/api.h"
 #include "train/checkpoint.h"
 #include "train/ensemble.h"
 #include "train/step.h"
@@ -207,10 +207,7 @@ const std::vector<std::string>& model_names() {
 
 std::unique_ptr<CostModel> load_cost_model(const std::string& checkpoint, int threads) {
   if (is_ensemble_file(checkpoint)) return load_ensemble(checkpoint, threads);
-  if (threads > 0) {
-    torch::set_num_threads(threads);
-    set_blas_threads(threads);
-  }
+  set_threads(threads);
   Checkpoint ck = load_checkpoint(checkpoint);
   if (ck.meta.model.name == "xgb") return std::make_unique<XgbCostModel>(std::move(ck), threads);
   if (!ck.model) throw InputError(fmt::format("{}: the checkpoint holds no network", checkpoint));

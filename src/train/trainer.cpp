@@ -44,12 +44,6 @@ double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-void set_threads(int threads) {
-  if (threads <= 0) return;
-  torch::set_num_threads(threads);
-  set_blas_threads(threads);
-}
-
 // A training graph: prepared once (small graphs), or kept raw and cut into segments per step.
 struct TrainItem {
   Graph raw;                      // kept only when segmenting
@@ -459,6 +453,12 @@ void check_model_options(const TrainOptions& o) {
 }
 
 }  // namespace
+
+void set_threads(int threads) {
+  if (threads <= 0) return;
+  torch::set_num_threads(threads);
+  set_blas_threads(threads);
+}
 
 void train_model(const TrainOptions& options) {
   TrainOptions o = options;
