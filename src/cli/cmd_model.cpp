@@ -19,6 +19,18 @@
 namespace tcost::cli {
 namespace {
 
+// Two flags on one tri-state option (-1 = the model's default): --NAME sets it to 1, --no-NAME
+// to 0. CLI11 counts a flag bound to an integer, so each flag sets the value itself. `value`
+// must outlive the app (a field of options a subcommand's callback holds).
+void add_on_off_flags(CLI::App* cmd, const std::string& name, int& value,
+                      const std::string& on_help, const std::string& off_help) {
+  int* v = &value;
+  cmd->add_flag_callback(
+      "--" + name, [v] { *v = 1; }, on_help);
+  cmd->add_flag_callback(
+      "--no-" + name, [v] { *v = 0; }, off_help);
+}
+
 struct RankOptions {
   std::string model;
   std::string graph;  // a .npz file or a directory of them
@@ -127,26 +139,22 @@ void register_model_commands(CLI::App& app) {
                   "the overall mean)");
   train->add_flag("!--no-tree-attention", t->tree_attention,
                   "ast-gcn: no attention across the configurations' tree readouts");
-  // Two flags on one tri-state option (-1 = the model's default): CLI11 counts a flag bound to
-  // an integer, so each sets the value itself.
-  train->add_flag_callback(
-      "--work-pool", [t] { t->work_pool = 1; },
+  add_on_off_flags(
+      train, "work-pool", t->work_pool,
       "ast-gcn, tgraph-ast: attention pooling over each tree's nodes, with the log-sum-exp of "
-      "its scores (the tree's work when the score learns its trips); default: on");
-  train->add_flag_callback(
-      "--no-work-pool", [t] { t->work_pool = 0; }, "ast-gcn, tgraph-ast: no pooling by work");
+      "its scores (the tree's work when the score learns its trips); default: on",
+      "ast-gcn, tgraph-ast: no pooling by work");
   train
       ->add_option("--dropout", t->dropout,
                    "ast-gcn, tgraph-ast: dropout probability in training on the trees' node "
                    "features, GCN updates and the head's hidden layer")
       ->capture_default_str();
-  train->add_flag_callback(
-      "--tree-passes", [t] { t->tree_passes = 1; },
+  add_on_off_flags(
+      train, "tree-passes", t->tree_passes,
       "ast-gcn, tgraph-ast: before the GCN layers, a pass down each syntax tree (parent to "
       "child) and one up (children to parent), so that every node reads its enclosing loops and "
-      "what lies below it; default: on for both");
-  train->add_flag_callback(
-      "--no-tree-passes", [t] { t->tree_passes = 0; }, "ast-gcn, tgraph-ast: no tree passes");
+      "what lies below it; default: on for both",
+      "ast-gcn, tgraph-ast: no tree passes");
   train
       ->add_option("--tree-pass-cell", t->tree_pass_cell,
                    "the tree passes' cell: relu (relu(A x + U s)) or gru (a GRU cell's gated "
