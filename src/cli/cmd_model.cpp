@@ -157,14 +157,23 @@ void register_model_commands(CLI::App& app) {
       "ast-gcn, tgraph-ast: no tree passes");
   train
       ->add_option("--tree-pass-cell", t->tree_pass_cell,
-                   "the tree passes' cell: relu (relu(A x + U s)) or gru (a GRU cell's gated "
-                   "update of the parent's or children's state s)")
-      ->check(CLI::IsMember({"relu", "gru"}))
+                   "the tree passes' cell: relu (relu(A x + U s)), gru (a GRU cell's gated "
+                   "update of the parent's or children's state s) or norm (relu(LN(A x + U s)))")
+      ->check(CLI::IsMember({"relu", "gru", "norm"}))
       ->capture_default_str();
+  train->add_flag("--tree-pass-whole", t->tree_pass_whole,
+                  "the tree passes over the whole tree: up first, then down reading the parent's "
+                  "states of both passes, so that a node reads its siblings' subtrees too");
   train->add_flag("--include-valid", t->include_valid,
                   "Train on train/ and valid/ together for all --epochs, without validation, "
                   "and keep the last epoch (the final fit, once validation chose the options)");
   train->add_option("--threads", t->threads, "Threads (0 = all cores)")->capture_default_str();
+  train
+      ->add_option("--train-configs", t->max_train_configs,
+                   "Cut each training graph to this many configurations, drawn at random from "
+                   "the seed (0 = all; a learning curve over schedules per program)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   train
       ->add_option("--valid-configs", t->max_valid_configs,
                    "Validation configs per graph (0 = all)")

@@ -1,5 +1,6 @@
 #include "model/features.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.h"
@@ -115,12 +116,18 @@ void set_tree_levels(GraphInput& in, const std::vector<int32_t>& edges, int64_t 
     if (parent[v] < 0) level.push_back(v);
   in.tree_levels.clear();
   in.tree_parent.clear();
+  in.tree_children.clear();
   std::vector<int64_t> parent_pos;
   while (!level.empty()) {
-    for (size_t i = 0; i < level.size(); ++i) position[level[i]] = static_cast<int64_t>(i);
+    std::vector<float> child_count(level.size());
+    for (size_t i = 0; i < level.size(); ++i) {
+      position[level[i]] = static_cast<int64_t>(i);
+      child_count[i] = static_cast<float>(std::max<size_t>(1, children[level[i]].size()));
+    }
     order.insert(order.end(), level.begin(), level.end());
     in.tree_levels.push_back(torch::tensor(level, torch::kInt64));
     in.tree_parent.push_back(torch::tensor(parent_pos, torch::kInt64));
+    in.tree_children.push_back(torch::tensor(child_count, torch::kFloat32).unsqueeze(1));
     std::vector<int64_t> next;
     parent_pos.clear();
     for (int64_t u : level) {
@@ -134,7 +141,8 @@ void set_tree_levels(GraphInput& in, const std::vector<int32_t>& edges, int64_t 
   if (static_cast<int64_t>(order.size()) != n)
     throw InputError(fmt::format("syntax tree: {} of {} nodes lie on a cycle",
                                  n - static_cast<int64_t>(order.size()), n));
-  in.tree_unlevel = torch::argsort(torch::tensor(order, torch::kInt64));
+  in.tree_order = torch::tensor(order, torch::kInt64);
+  in.tree_unlevel = torch::argsort(in.tree_order);
 }
 
 }  // namespace

@@ -66,9 +66,11 @@ struct GraphInput {
   // ast: the nodes by depth, for passes along the trees' edges (models.h, tree_passes): level d
   // holds the nodes d edges below their tree's root (int64 ids), tree_parent[d] each one's
   // parent as a position in level d - 1 (level 0: empty), and tree_unlevel the permutation that
-  // puts the levels' concatenation back in node order.
-  std::vector<torch::Tensor> tree_levels, tree_parent;
-  torch::Tensor tree_unlevel;
+  // puts the levels' concatenation back in node order. tree_order is that concatenation (n)
+  // int64, and tree_children[d] the number of children of each node of level d, at least 1,
+  // (float, as the up pass divides by it); the passes read both for every batch they see.
+  std::vector<torch::Tensor> tree_levels, tree_parent, tree_children;
+  torch::Tensor tree_unlevel, tree_order;
   // Models that read two views (tgraph-ast): the syntax trees of the same K configurations, in
   // the order of `configs` (prepare_ast_batch's input).
   std::shared_ptr<const GraphInput> trees;

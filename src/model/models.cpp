@@ -495,10 +495,17 @@ class AstGcn : public Network {
     if (o.tree_attention) att_ = register_module("tree_attention", CrossConfigAttention(o.hidden));
     if (o.work_pool) work_score_ = register_module("work_score", torch::nn::Linear(o.hidden, 1));
     if (o.tree_passes) {
-      if (o.tree_pass_cell != "relu" && o.tree_pass_cell != "gru")
+      if (o.tree_pass_cell != "relu" && o.tree_pass_cell != "gru" && o.tree_pass_cell != "norm")
         throw InputError(
-            fmt::format("unknown tree pass cell '{}' (relu or gru)", o.tree_pass_cell));
+            fmt::format("unknown tree pass cell '{}' (relu, gru or norm)", o.tree_pass_cell));
       gru_ = o.tree_pass_cell == "gru";
+      whole_ = o.tree_pass_whole;
+      if (o.tree_pass_cell == "norm") {
+        down_norm_ = register_module("pass_down_norm",
+                                     torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.hidden})));
+        up_norm_ = register_module("pass_up_norm",
+                                   torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.hidden})));
+      }
       // One addmm gives each node's own terms of both passes (a GRU's three gates each); a
       // further one per level reads the parent's (down) or the children's (up) state.
       const int64_t terms = (gru_ ? 3 : 1) * o.hidden;
@@ -572,7 +579,8 @@ class AstGcn : public Network {
   // (n, H), level by level as GraphInput::tree_levels orders the nodes.
   torch::Tensor tree_passes(const GraphInput& g, const torch::Tensor& x) {
     const size_t depth = g.tree_levels.size();
-    if (depth == 0 || !g.tree_unlevel.defined())
+    if (depth == 0 || !g.tree_unlevel.defined() || !g.tree_order.defined() ||
+        g.tree_children.size() != depth)
       throw InputError("syntax-tree batch: no tree levels (prepare_ast_batch makes them)");
     // Each node's own terms (n, 2T): the down pass's, then the up pass's; in level order, cut
     // into levels by one split, whose gradient is one concatenation (a gather per level would
@@ -580,31 +588,39 @@ class AstGcn : public Network {
     // cell mostly page faults).
     std::vector<int64_t> sizes(depth);
     for (size_t d = 0; d < depth; ++d) sizes[d] = g.tree_levels[d].size(0);
-    const auto own_at = self_(x).index_select(0, torch::cat(g.tree_levels)).split_with_sizes(sizes);
+    const auto own_at = self_(x).index_select(0, g.tree_order).split_with_sizes(sizes);
     const int64_t terms = own_at[0].size(1) / 2, h = x.size(1);
     std::vector<torch::Tensor> down(depth), up(depth);
-    for (size_t d = 0; d < depth; ++d) {
-      down[d] = pass_cell(own_at[d].narrow(1, 0, terms),
-                          d == 0 ? torch::Tensor() : down[d - 1].index_select(0, g.tree_parent[d]),
-                          from_parent_);
-    }
+    const auto down_pass = [&] {
+      for (size_t d = 0; d < depth; ++d) {
+        torch::Tensor above;  // the parent's state; none at the roots
+        if (d > 0) above = (whole_ ? down[d - 1] + up[d - 1] : down[d - 1]);
+        if (above.defined()) above = above.index_select(0, g.tree_parent[d]);
+        down[d] = pass_cell(own_at[d].narrow(1, 0, terms), above, from_parent_, down_norm_);
+      }
+    };
+    if (!whole_) down_pass();
     for (size_t d = depth; d-- > 0;) {
       torch::Tensor below;  // the mean of the children's states; none on the deepest level
       if (d + 1 < depth) {
-        const int64_t count = g.tree_levels[d].size(0);
         const auto& parent = g.tree_parent[d + 1];
-        const auto children = torch::bincount(parent, {}, count).to(torch::kFloat32).clamp_min(1);
-        below = torch::zeros({count, h}).index_add(0, parent, up[d + 1]) / children.unsqueeze(1);
+        below = torch::zeros({g.tree_levels[d].size(0), h}).index_add(0, parent, up[d + 1]) /
+                g.tree_children[d];
       }
-      up[d] = pass_cell(own_at[d].narrow(1, terms, terms), below, from_children_);
+      up[d] = pass_cell(own_at[d].narrow(1, terms, terms), below, from_children_, up_norm_);
     }
+    if (whole_) down_pass();
     return (torch::cat(down) + torch::cat(up)).index_select(0, g.tree_unlevel);
   }
   // One step of a pass: a node's new state from its own terms and the state s it reads
-  // (undefined: none, as zeros). relu: relu(own + U s). gru: PyTorch's GRU cell, own holding
-  // the reset, update and candidate terms of the input.
-  torch::Tensor pass_cell(const torch::Tensor& own, const torch::Tensor& s, torch::nn::Linear& u) {
-    if (!gru_) return torch::relu(s.defined() ? own + u(s) : own);
+  // (undefined: none, as zeros). relu: relu(own + U s); norm: relu(norm(own + U s)). gru:
+  // PyTorch's GRU cell, own holding the reset, update and candidate terms of the input.
+  torch::Tensor pass_cell(const torch::Tensor& own, const torch::Tensor& s, torch::nn::Linear& u,
+                          torch::nn::LayerNorm& norm) {
+    if (!gru_) {
+      const auto pre = s.defined() ? own + u(s) : own;
+      return torch::relu(norm ? norm(pre) : pre);
+    }
     const int64_t h = own.size(1) / 3;
     if (!s.defined())
       return (1 - torch::sigmoid(own.narrow(1, h, h))) * torch::tanh(own.narrow(1, 2 * h, h));
@@ -622,7 +638,9 @@ class AstGcn : public Network {
   CrossConfigAttention att_{nullptr};
   torch::nn::Linear work_score_{nullptr};
   torch::nn::Linear self_{nullptr}, from_parent_{nullptr}, from_children_{nullptr};
-  bool gru_ = false;  // the passes' cell (ModelOptions::tree_pass_cell)
+  torch::nn::LayerNorm down_norm_{nullptr}, up_norm_{nullptr};  // the "norm" cell's
+  bool gru_ = false;    // the passes' cell (ModelOptions::tree_pass_cell)
+  bool whole_ = false;  // ModelOptions::tree_pass_whole
 };
 
 // TGraph and the syntax-tree GCN read together (the layout and AST views in one network): the
@@ -687,6 +705,7 @@ std::string ModelOptions::to_json() const {
                         {"work_pool", work_pool},
                         {"tree_passes", tree_passes},
                         {"tree_pass_cell", tree_pass_cell},
+                        {"tree_pass_whole", tree_pass_whole},
                         {"dropout", dropout},
                         {"segment_nodes", segment_nodes}}
       .dump();
@@ -727,6 +746,8 @@ ModelOptions ModelOptions::from_json(const std::string& text) {
         o.tree_passes = it->get<bool>();
       else if (k == "tree_pass_cell")
         o.tree_pass_cell = it->get<std::string>();
+      else if (k == "tree_pass_whole")
+        o.tree_pass_whole = it->get<bool>();
       else if (k == "dropout")
         o.dropout = it->get<double>();
       else if (k == "segment_nodes")

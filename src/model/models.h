@@ -57,8 +57,13 @@ struct ModelOptions {
   bool tree_passes = false;
   // The cell of those passes: "relu" (a node's state relu(A x + U s), s its parent's state or
   // its children's mean) or "gru" (a GRU cell's update of s from x, gated, so that a state
-  // can carry its enclosing loops over many levels unchanged).
+  // can carry its enclosing loops over many levels unchanged) or "norm" (relu(LN(A x + U s)),
+  // a layer norm per pass holding each state's scale over many levels).
   std::string tree_pass_cell = "relu";
+  // The passes over the whole tree: the up pass first, then the down pass reads its parent's
+  // states of both passes, so that a node reads its siblings' subtrees too (the parent's up
+  // state), not only its enclosing loops and what lies below it.
+  bool tree_pass_whole = false;
   // ast-gcn (and tgraph-ast's trees and head): dropout probability in training on the nodes'
   // input features, each GCN layer's update and the head's hidden layer; 0 = none.
   double dropout = 0;

@@ -32,7 +32,8 @@ struct TrainOptions {
   double dropout = 0;    // ast-gcn, tgraph-ast: dropout in training (models.h); 0 = none
   int tree_passes = -1;  // ast-gcn, tgraph-ast: passes down and up the trees (models.h); 1 on,
                          // 0 off, -1 the model's default (resolve_tree_passes: on for both)
-  std::string tree_pass_cell = "relu";  // those passes' cell: relu | gru (models.h)
+  std::string tree_pass_cell = "relu";  // those passes' cell: relu | gru | norm (models.h)
+  bool tree_pass_whole = false;         // up first, then down reading both (models.h)
   std::string loss = "auto";  // listmle | hinge | hinge-gap | hinge-top | listnet | mse | auto
   int epochs = 0;             // 0: the model's default (resolve_epochs)
   int configs_per_step = 32;  // K configurations of one graph per step
@@ -48,6 +49,7 @@ struct TrainOptions {
   uint64_t seed = 0;
   int eval_chunk = 256;              // configurations per forward pass at evaluation
   int64_t max_valid_configs = 1000;  // validation subsample per graph (0 = all)
+  int64_t max_train_configs = 0;     // each training graph cut to this many at random (0 = all)
   int threads = 0;                   // 0: LibTorch's default (all cores)
   bool resume = false;               // continue from OUT.resume
   // Start from the weights of this checkpoint (same model kind) where names and shapes match:

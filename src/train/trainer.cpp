@@ -176,25 +176,44 @@ struct TrainingData {
 };
 
 // Prepares every training graph once (the config-independent tensors are shared by all
-// steps) and every validation graph (subsampled to max_valid_configs).
+// steps), each cut to max_train_configs configurations at random (a draw per file, in file
+// order, from the training seed), and every validation graph (subsampled to
+// max_valid_configs).
 TrainingData load_training_data(const std::vector<std::string>& train_files,
                                 const std::vector<std::string>& valid_files, const TrainOptions& o,
                                 bool ast_data, const model::Normalizer& norm, int prune,
                                 int64_t segment) {
   TrainingData d;
   Progress progress("preparing", static_cast<int64_t>(train_files.size()));
+  std::mt19937_64 cut_rng(o.seed * 0x9e3779b97f4a7c15ull + 0x7472);
+  // The configurations of a training file that it keeps: all, or max_train_configs at random.
+  const auto kept = [&](int64_t c) {
+    std::vector<int64_t> idx = sampled_configs(c, o.max_train_configs, cut_rng);
+    std::sort(idx.begin(), idx.end());
+    return idx;
+  };
+  const auto cut = [&](int64_t c) { return o.max_train_configs > 0 && c > o.max_train_configs; };
   for (const auto& f : train_files) {
     TrainItem item;
     if (ast_data) {
-      item.ast = std::make_shared<AstSet>(load_ast(f));
+      AstSet s = load_ast(f);
+      if (cut(s.num_configs)) s = select_ast_configs(s, kept(s.num_configs));
+      item.ast = std::make_shared<AstSet>(std::move(s));
     } else if (norm.trees) {
       // Both views: configurations kept as they are (not merged), so that they stay the trees'.
-      const Graph g = load_graph(f);
-      item.ast = std::make_shared<AstSet>(twin_trees(f, g));
+      Graph g = load_graph(f);
+      AstSet s = twin_trees(f, g);
+      if (cut(g.num_configs)) {
+        const std::vector<int64_t> idx = kept(g.num_configs);
+        s = select_ast_configs(s, idx);
+        g = select_configs(g, idx);
+      }
+      item.ast = std::make_shared<AstSet>(std::move(s));
       item.fused = true;
       item.prepared = model::prepare_graph(g, norm, prune);
     } else {
       Graph g = load_graph(f);
+      if (cut(g.num_configs)) g = select_configs(g, kept(g.num_configs));
       merge_duplicate_configs(g);  // duplicates carry no ranking signal
       if (segment > 0 && g.num_nodes > segment) {
         item.segmented = true;
@@ -287,6 +306,7 @@ Checkpoint start_or_resume(const TrainOptions& o, const std::vector<std::string>
   mo.dropout = o.dropout;
   mo.tree_passes = resolve_tree_passes(o.tree_passes, o.model);
   mo.tree_pass_cell = o.tree_pass_cell;
+  mo.tree_pass_whole = o.tree_pass_whole;
   mo = mo.resolved();
   if (o.resume) {
     Checkpoint ck = load_checkpoint(resume_path);
@@ -441,12 +461,18 @@ void check_model_options(const TrainOptions& o) {
     throw UsageError(fmt::format("--work-pool reads syntax trees: not a {} option", o.model));
   if (o.tree_passes == 1 && !reads_trees)
     throw UsageError(fmt::format("--tree-passes reads syntax trees: not a {} option", o.model));
-  if (o.tree_pass_cell != "relu" && o.tree_pass_cell != "gru")
-    throw UsageError(fmt::format("--tree-pass-cell {}: relu or gru", o.tree_pass_cell));
-  if (o.tree_pass_cell != "relu" && !resolve_tree_passes(o.tree_passes, o.model))
+  if (o.tree_pass_cell != "relu" && o.tree_pass_cell != "gru" && o.tree_pass_cell != "norm")
+    throw UsageError(fmt::format("--tree-pass-cell {}: relu, gru or norm", o.tree_pass_cell));
+  const bool passes = resolve_tree_passes(o.tree_passes, o.model);
+  if (o.tree_pass_cell != "relu" && !passes)
     throw UsageError(
         fmt::format("--tree-pass-cell is the cell of the tree passes, which {} "
                     "does not make here (--tree-passes)",
+                    o.model));
+  if (o.tree_pass_whole && !passes)
+    throw UsageError(
+        fmt::format("--tree-pass-whole orders the tree passes, which {} does not make here "
+                    "(--tree-passes)",
                     o.model));
   if (o.config_pool && o.model != "tgraph")
     throw UsageError(fmt::format("--config-pool is a tgraph option, not {}'s", o.model));

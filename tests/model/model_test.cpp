@@ -595,6 +595,27 @@ SynthOptions write_small_ast_dataset(const TempDir& dir) {
   return o;
 }
 
+// --train-configs N: each training program cut to N of its configurations at random, drawn
+// from the seed: the same seed trains the same model, another cut another, and the cut ones
+// learn less from 4 schedules a program than from all 60.
+TEST(AstTraining, TrainConfigsCutsEachTrainingProgram) {
+  TempDir dir;
+  write_small_ast_dataset(dir);
+  const auto trained = [&](const std::string& name, int64_t cut) {
+    train::TrainOptions t = quick_options(dir / "ast", "ast-gcn", dir / name, 6);
+    t.max_train_configs = cut;
+    train::train_model(t);
+    return evaluate_on(t.out, dir / "ast");
+  };
+  const ScoreReport all = trained("all.pt", 0), big = trained("big.pt", 1000),
+                    cut = trained("cut.pt", 4), again = trained("again.pt", 4);
+  EXPECT_EQ(big.mean_kendall_tau, all.mean_kendall_tau);  // a cut above 60 keeps all
+  EXPECT_EQ(again.mean_kendall_tau, cut.mean_kendall_tau);
+  EXPECT_EQ(again.mean_opa, cut.mean_opa);
+  EXPECT_NE(cut.mean_kendall_tau, all.mean_kendall_tau);
+  EXPECT_LT(cut.mean_kendall_tau, all.mean_kendall_tau);
+}
+
 TEST(AstTraining, AstGcnLearnsSyntaxTreesAndRefusesGraphs) {
   TempDir dir;
   const SynthOptions o = write_small_ast_dataset(dir);
@@ -768,6 +789,21 @@ TEST(AstModels, TreePassesWalkEachTreeLevelByLevel) {
   ASSERT_EQ(static_cast<int64_t>(seen.size()), in.num_nodes);
   const auto order = torch::tensor(seen, torch::kInt64);
   EXPECT_TRUE(torch::equal(order.index_select(0, in.tree_unlevel), torch::arange(in.num_nodes)));
+  EXPECT_TRUE(torch::equal(in.tree_order, order));
+  // Each node's number of children, at least 1, as the up pass divides by it.
+  std::vector<int64_t> children(static_cast<size_t>(in.num_nodes), 0);
+  for (int64_t up : parents)
+    if (up >= 0) ++children[static_cast<size_t>(up)];
+  ASSERT_EQ(in.tree_children.size(), in.tree_levels.size());
+  for (size_t d = 0; d < in.tree_levels.size(); ++d) {
+    ASSERT_EQ(in.tree_children[d].size(0), in.tree_levels[d].size(0));
+    for (int64_t i = 0; i < in.tree_levels[d].size(0); ++i) {
+      const int64_t v = in.tree_levels[d][i].item<int64_t>();
+      EXPECT_EQ(in.tree_children[d][i][0].item<float>(),
+                static_cast<float>(std::max<int64_t>(1, children[static_cast<size_t>(v)])))
+          << v;
+    }
+  }
 
   model::ModelOptions o = model::ModelOptions::from_json(R"({"name": "ast-gcn"})").resolved();
   o.tree_passes = true;
@@ -875,6 +911,62 @@ TEST(AstModels, TreePassGruCellGatesEachStep) {
   t.tree_passes = -1;
   t.tree_pass_cell = "lstm";
   EXPECT_THROW(train::train_model(t), UsageError);
+}
+
+// The passes' normalised cell (--tree-pass-cell norm) and the passes over the whole tree
+// (--tree-pass-whole): the same seed gives the same weights (the norms start as identities, the
+// order adds none), yet other scores than the plain passes'; each tree scores alone as in a
+// batch; both survive the checkpoint's JSON (absent: off), train, and are refused for a model
+// that makes no passes.
+TEST(AstModels, TreePassNormAndWholeTreeOrder) {
+  TempDir dir;
+  const SixTrees six(dir);
+  model::ModelOptions plain = model::ModelOptions::from_json(R"({"name": "ast-gcn"})").resolved();
+  plain.tree_passes = true;
+  EXPECT_FALSE(plain.tree_pass_whole);
+  const auto scores = [&](const std::shared_ptr<model::Network>& m,
+                          const std::vector<int64_t>& idx) {
+    torch::NoGradGuard ng;
+    const auto q = model::prepare_ast_batch(six.trees, idx, six.norm);
+    const auto out = m->forward(q.input, torch::zeros({q.num_configs(), 0}));
+    return std::vector<float>(out.data_ptr<float>(), out.data_ptr<float>() + out.numel());
+  };
+  const auto make = [&](const model::ModelOptions& o) {
+    torch::manual_seed(0);
+    return model::make_model(o, six.dims, six.norm);
+  };
+  const auto base = make(plain);
+  const auto base_scores = scores(base, {0, 1, 2, 3, 4, 5});
+  model::ModelOptions norm = plain, whole = plain;
+  norm.tree_pass_cell = "norm";
+  whole.tree_pass_whole = true;
+  for (const auto& o : {norm, whole}) {
+    const auto net = make(o);
+    const auto params = net->named_parameters();
+    EXPECT_EQ(params.contains("pass_down_norm.weight"), o.tree_pass_cell == "norm");
+    for (const auto& kv : base->named_parameters())
+      EXPECT_TRUE(torch::equal(kv.value(), params[kv.key()])) << kv.key();
+    const auto together = scores(net, {0, 1, 2, 3, 4, 5});
+    EXPECT_NE(together, base_scores);
+    for (int64_t i = 0; i < 6; ++i)
+      EXPECT_NEAR(scores(net, {i})[0], together[i], 1e-4 * (1 + std::abs(together[i]))) << i;
+    const auto back = model::ModelOptions::from_json(o.to_json());
+    EXPECT_EQ(back.tree_pass_cell, o.tree_pass_cell);
+    EXPECT_EQ(back.tree_pass_whole, o.tree_pass_whole);
+  }
+
+  write_small_ast_dataset(dir);
+  train::TrainOptions t = quick_options(dir / "ast", "ast-gcn", dir / "nw.pt", 6);
+  t.tree_pass_cell = "norm";
+  t.tree_pass_whole = true;
+  train::train_model(t);
+  const auto meta = train::load_checkpoint(t.out).meta.model;
+  EXPECT_EQ(meta.tree_pass_cell, "norm");
+  EXPECT_TRUE(meta.tree_pass_whole);
+  EXPECT_GT(evaluate_on(t.out, dir / "ast").mean_kendall_tau, 0.3);
+  t.tree_passes = 0;
+  t.tree_pass_cell = "relu";
+  EXPECT_THROW(train::train_model(t), UsageError);  // --tree-pass-whole without passes
 }
 
 // Dropout acts in training only: in evaluation an ast-gcn with dropout scores as the same
