@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/submission.h"
 #include "core/tpugraphs_io.h"
+#include "model/tree_pass_cells.h"
 #include "train/api.h"
 #include "train/cost_model.h"
 
@@ -159,7 +160,7 @@ void register_model_commands(CLI::App& app) {
       ->add_option("--tree-pass-cell", t->tree_pass_cell,
                    "the tree passes' cell: relu (relu(A x + U s)), gru (a GRU cell's gated "
                    "update of the parent's or children's state s) or norm (relu(LN(A x + U s)))")
-      ->check(CLI::IsMember({"relu", "gru", "norm"}))
+      ->check(CLI::IsMember(model::tree_pass_cells()))
       ->capture_default_str();
   train->add_flag("--tree-pass-whole", t->tree_pass_whole,
                   "the tree passes over the whole tree: up first, then down reading the parent's "

@@ -1,10 +1,12 @@
 #include "model/models.h"
 
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "core/ast.h"
 #include "core/error.h"
 #include "core/opcodes.h"
+#include "model/tree_pass_cells.h"
 
 namespace tcost::model {
 namespace {
@@ -495,9 +497,9 @@ class AstGcn : public Network {
     if (o.tree_attention) att_ = register_module("tree_attention", CrossConfigAttention(o.hidden));
     if (o.work_pool) work_score_ = register_module("work_score", torch::nn::Linear(o.hidden, 1));
     if (o.tree_passes) {
-      if (o.tree_pass_cell != "relu" && o.tree_pass_cell != "gru" && o.tree_pass_cell != "norm")
-        throw InputError(
-            fmt::format("unknown tree pass cell '{}' (relu, gru or norm)", o.tree_pass_cell));
+      if (!is_tree_pass_cell(o.tree_pass_cell))
+        throw InputError(fmt::format("unknown tree pass cell '{}' ({})", o.tree_pass_cell,
+                                     fmt::join(tree_pass_cells(), ", ")));
       gru_ = o.tree_pass_cell == "gru";
       whole_ = o.tree_pass_whole;
       if (o.tree_pass_cell == "norm") {

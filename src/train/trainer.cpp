@@ -9,6 +9,7 @@
 #include <random>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "core/ast.h"
@@ -19,6 +20,7 @@
 #include "core/progress.h"
 #include "core/prune.h"
 #include "core/tpugraphs_io.h"
+#include "model/tree_pass_cells.h"
 #include "train/api.h"
 #include "train/checkpoint.h"
 #include "train/chunking.h"
@@ -461,8 +463,9 @@ void check_model_options(const TrainOptions& o) {
     throw UsageError(fmt::format("--work-pool reads syntax trees: not a {} option", o.model));
   if (o.tree_passes == 1 && !reads_trees)
     throw UsageError(fmt::format("--tree-passes reads syntax trees: not a {} option", o.model));
-  if (o.tree_pass_cell != "relu" && o.tree_pass_cell != "gru" && o.tree_pass_cell != "norm")
-    throw UsageError(fmt::format("--tree-pass-cell {}: relu, gru or norm", o.tree_pass_cell));
+  if (!model::is_tree_pass_cell(o.tree_pass_cell))
+    throw UsageError(fmt::format("--tree-pass-cell {}: one of {}", o.tree_pass_cell,
+                                 fmt::join(model::tree_pass_cells(), ", ")));
   const bool passes = resolve_tree_passes(o.tree_passes, o.model);
   if (o.tree_pass_cell != "relu" && !passes)
     throw UsageError(
