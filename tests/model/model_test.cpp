@@ -721,6 +721,13 @@ struct SixTrees {
   static model::Normalizer fit(const TempDir& dir) {
     return model::fit_ast_normalizer({dir / "t.npz"});
   }
+  // A network's scores of the trees at `idx`, batched together.
+  std::vector<float> scores(model::Network& net, const std::vector<int64_t>& idx) const {
+    torch::NoGradGuard ng;
+    const auto q = model::prepare_ast_batch(trees, idx, norm);
+    const auto out = net.forward(q.input, torch::zeros({q.num_configs(), 0}));
+    return std::vector<float>(out.data_ptr<float>(), out.data_ptr<float>() + out.numel());
+  }
   AstSet trees;
   model::Normalizer norm;
   model::ModelDims dims;
@@ -734,10 +741,7 @@ TEST(AstModels, WorkPoolReadsEachTreeApart) {
   TempDir dir;
   const SixTrees six(dir);
   const auto scores = [&](model::Network& m, const std::vector<int64_t>& idx) {
-    torch::NoGradGuard ng;
-    const auto p = model::prepare_ast_batch(six.trees, idx, six.norm);
-    const auto out = m.forward(p.input, torch::zeros({p.num_configs(), 0}));
-    return std::vector<float>(out.data_ptr<float>(), out.data_ptr<float>() + out.numel());
+    return six.scores(m, idx);
   };
   model::ModelOptions o = model::ModelOptions::from_json(R"({"name": "ast-gcn"})").resolved();
   o.work_pool = true;
@@ -810,12 +814,7 @@ TEST(AstModels, TreePassesWalkEachTreeLevelByLevel) {
   torch::manual_seed(0);
   auto net = model::make_model(o, six.dims, six.norm);
   EXPECT_TRUE(net->named_parameters().contains("pass_parent.weight"));
-  const auto scores = [&](const std::vector<int64_t>& idx) {
-    torch::NoGradGuard ng;
-    const auto q = model::prepare_ast_batch(six.trees, idx, six.norm);
-    const auto out = net->forward(q.input, torch::zeros({q.num_configs(), 0}));
-    return std::vector<float>(out.data_ptr<float>(), out.data_ptr<float>() + out.numel());
-  };
+  const auto scores = [&](const std::vector<int64_t>& idx) { return six.scores(*net, idx); };
   const auto together = scores({0, 1, 2, 3, 4, 5});
   for (int64_t i = 0; i < 6; ++i)
     EXPECT_NEAR(scores({i})[0], together[i], 1e-4 * (1 + std::abs(together[i]))) << i;
@@ -882,12 +881,7 @@ TEST(AstModels, TreePassGruCellGatesEachStep) {
   auto net = model::make_model(o, six.dims, six.norm);
   EXPECT_EQ(net->named_parameters()["pass_parent.weight"].size(0), 3 * o.hidden);
   const auto scores = [&](const std::shared_ptr<model::Network>& m,
-                          const std::vector<int64_t>& idx) {
-    torch::NoGradGuard ng;
-    const auto q = model::prepare_ast_batch(six.trees, idx, six.norm);
-    const auto out = m->forward(q.input, torch::zeros({q.num_configs(), 0}));
-    return std::vector<float>(out.data_ptr<float>(), out.data_ptr<float>() + out.numel());
-  };
+                          const std::vector<int64_t>& idx) { return six.scores(*m, idx); };
   const auto together = scores(net, {0, 1, 2, 3, 4, 5});
   for (int64_t i = 0; i < 6; ++i)
     EXPECT_NEAR(scores(net, {i})[0], together[i], 1e-4 * (1 + std::abs(together[i]))) << i;
@@ -925,12 +919,7 @@ TEST(AstModels, TreePassNormAndWholeTreeOrder) {
   plain.tree_passes = true;
   EXPECT_FALSE(plain.tree_pass_whole);
   const auto scores = [&](const std::shared_ptr<model::Network>& m,
-                          const std::vector<int64_t>& idx) {
-    torch::NoGradGuard ng;
-    const auto q = model::prepare_ast_batch(six.trees, idx, six.norm);
-    const auto out = m->forward(q.input, torch::zeros({q.num_configs(), 0}));
-    return std::vector<float>(out.data_ptr<float>(), out.data_ptr<float>() + out.numel());
-  };
+                          const std::vector<int64_t>& idx) { return six.scores(*m, idx); };
   const auto make = [&](const model::ModelOptions& o) {
     torch::manual_seed(0);
     return model::make_model(o, six.dims, six.norm);
