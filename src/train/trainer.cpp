@@ -501,6 +501,9 @@ void train_model(const TrainOptions& options) {
           "--include-valid: xgb chooses its boosting rounds on valid/; train it with them");
     if (!o.init.empty())
       throw UsageError("--init starts a neural model from another's weights; xgb has none");
+    if (o.max_train_configs > 0)
+      throw UsageError(
+          "--train-configs cuts the neural models' training graphs; not an xgb option");
     if (env.world > 1) {
       throw UsageError(
           "xgb does not train distributed: Debian's XGBoost has no tracker to start its own "

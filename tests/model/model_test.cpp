@@ -614,6 +614,9 @@ TEST(AstTraining, TrainConfigsCutsEachTrainingProgram) {
   EXPECT_EQ(again.mean_opa, cut.mean_opa);
   EXPECT_NE(cut.mean_kendall_tau, all.mean_kendall_tau);
   EXPECT_LT(cut.mean_kendall_tau, all.mean_kendall_tau);
+  train::TrainOptions x = quick_options(dir / "ast", "xgb", dir / "x.json", 6);
+  x.max_train_configs = 4;  // xgb reads its data its own way: refused, not ignored
+  EXPECT_THROW(train::train_model(x), UsageError);
 }
 
 TEST(AstTraining, AstGcnLearnsSyntaxTreesAndRefusesGraphs) {
