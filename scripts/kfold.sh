@@ -88,6 +88,8 @@ SETTINGS=(
   "tgraph-ast-tree-passes:both:--model tgraph-ast --tree-passes"
   "tgraph-ast-no-tree-passes:both:--model tgraph-ast --no-tree-passes"
   "ast-gcn-tree-pass-gru:ast:--model ast-gcn --tree-pass-cell gru"
+  "ast-gcn-tree-pass-norm:ast:--model ast-gcn --tree-pass-cell norm"
+  "ast-gcn-tree-pass-whole:ast:--model ast-gcn --tree-pass-whole"
 )
 ENSEMBLES=(
   "tgraph+xgb=tgraph+xgb"
