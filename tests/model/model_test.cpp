@@ -731,6 +731,14 @@ struct SixTrees {
     const auto out = net.forward(q.input, torch::zeros({q.num_configs(), 0}));
     return std::vector<float>(out.data_ptr<float>(), out.data_ptr<float>() + out.numel());
   }
+  static constexpr std::initializer_list<int64_t> kAll = {0, 1, 2, 3, 4, 5};
+  // The six trees' scores batched together, once each tree is checked to score the same alone.
+  std::vector<float> scores_alone_as_together(model::Network& net) const {
+    const auto together = scores(net, kAll);
+    for (int64_t i = 0; i < 6; ++i)
+      EXPECT_NEAR(scores(net, {i})[0], together[i], 1e-4 * (1 + std::abs(together[i]))) << i;
+    return together;
+  }
   AstSet trees;
   model::Normalizer norm;
   model::ModelDims dims;
@@ -743,17 +751,12 @@ struct SixTrees {
 TEST(AstModels, WorkPoolReadsEachTreeApart) {
   TempDir dir;
   const SixTrees six(dir);
-  const auto scores = [&](model::Network& m, const std::vector<int64_t>& idx) {
-    return six.scores(m, idx);
-  };
   model::ModelOptions o = model::ModelOptions::from_json(R"({"name": "ast-gcn"})").resolved();
   o.work_pool = true;
   torch::manual_seed(0);
   auto pool = model::make_model(o, six.dims, six.norm);
   EXPECT_TRUE(pool->named_parameters().contains("work_score.weight"));
-  const auto together = scores(*pool, {0, 1, 2, 3, 4, 5});
-  for (int64_t i = 0; i < 6; ++i)
-    EXPECT_NEAR(scores(*pool, {i})[0], together[i], 1e-4 * (1 + std::abs(together[i]))) << i;
+  six.scores_alone_as_together(*pool);
   EXPECT_TRUE(model::ModelOptions::from_json(o.to_json()).work_pool);
 
   // Tree ids out of order: refused.
@@ -817,10 +820,7 @@ TEST(AstModels, TreePassesWalkEachTreeLevelByLevel) {
   torch::manual_seed(0);
   auto net = model::make_model(o, six.dims, six.norm);
   EXPECT_TRUE(net->named_parameters().contains("pass_parent.weight"));
-  const auto scores = [&](const std::vector<int64_t>& idx) { return six.scores(*net, idx); };
-  const auto together = scores({0, 1, 2, 3, 4, 5});
-  for (int64_t i = 0; i < 6; ++i)
-    EXPECT_NEAR(scores({i})[0], together[i], 1e-4 * (1 + std::abs(together[i]))) << i;
+  six.scores_alone_as_together(*net);
   model::ModelOptions plain = o;
   plain.tree_passes = false;
   torch::manual_seed(0);
@@ -883,15 +883,11 @@ TEST(AstModels, TreePassGruCellGatesEachStep) {
   torch::manual_seed(0);
   auto net = model::make_model(o, six.dims, six.norm);
   EXPECT_EQ(net->named_parameters()["pass_parent.weight"].size(0), 3 * o.hidden);
-  const auto scores = [&](const std::shared_ptr<model::Network>& m,
-                          const std::vector<int64_t>& idx) { return six.scores(*m, idx); };
-  const auto together = scores(net, {0, 1, 2, 3, 4, 5});
-  for (int64_t i = 0; i < 6; ++i)
-    EXPECT_NEAR(scores(net, {i})[0], together[i], 1e-4 * (1 + std::abs(together[i]))) << i;
+  const auto together = six.scores_alone_as_together(*net);
   model::ModelOptions relu = o;
   relu.tree_pass_cell = "relu";
   torch::manual_seed(0);
-  EXPECT_NE(scores(model::make_model(relu, six.dims, six.norm), {0, 1, 2, 3, 4, 5}), together);
+  EXPECT_NE(six.scores(*model::make_model(relu, six.dims, six.norm), SixTrees::kAll), together);
   EXPECT_EQ(model::ModelOptions::from_json(o.to_json()).tree_pass_cell, "gru");
   model::ModelOptions bad = o;
   bad.tree_pass_cell = "lstm";
@@ -921,14 +917,12 @@ TEST(AstModels, TreePassNormAndWholeTreeOrder) {
   model::ModelOptions plain = model::ModelOptions::from_json(R"({"name": "ast-gcn"})").resolved();
   plain.tree_passes = true;
   EXPECT_FALSE(plain.tree_pass_whole);
-  const auto scores = [&](const std::shared_ptr<model::Network>& m,
-                          const std::vector<int64_t>& idx) { return six.scores(*m, idx); };
   const auto make = [&](const model::ModelOptions& o) {
     torch::manual_seed(0);
     return model::make_model(o, six.dims, six.norm);
   };
   const auto base = make(plain);
-  const auto base_scores = scores(base, {0, 1, 2, 3, 4, 5});
+  const auto base_scores = six.scores(*base, SixTrees::kAll);
   model::ModelOptions norm = plain, whole = plain;
   norm.tree_pass_cell = "norm";
   whole.tree_pass_whole = true;
@@ -938,10 +932,7 @@ TEST(AstModels, TreePassNormAndWholeTreeOrder) {
     EXPECT_EQ(params.contains("pass_down_norm.weight"), o.tree_pass_cell == "norm");
     for (const auto& kv : base->named_parameters())
       EXPECT_TRUE(torch::equal(kv.value(), params[kv.key()])) << kv.key();
-    const auto together = scores(net, {0, 1, 2, 3, 4, 5});
-    EXPECT_NE(together, base_scores);
-    for (int64_t i = 0; i < 6; ++i)
-      EXPECT_NEAR(scores(net, {i})[0], together[i], 1e-4 * (1 + std::abs(together[i]))) << i;
+    EXPECT_NE(six.scores_alone_as_together(*net), base_scores);
     const auto back = model::ModelOptions::from_json(o.to_json());
     EXPECT_EQ(back.tree_pass_cell, o.tree_pass_cell);
     EXPECT_EQ(back.tree_pass_whole, o.tree_pass_whole);
