@@ -676,6 +676,328 @@ void grad_polar(Builder& b, const std::vector<int>& s) {  // width, height
   b.output(ang, {w, h}, 1e-2);
 }
 
+// ---- Grown zoo, third round (2026-12-06): one shape a family --------------------------------
+// The learning curves (docs/model-studies.md) showed the models gain from more families, not from
+// more sizes of the same ones, so these families have one shape each.
+
+// Quantised GEMM: uint8 operands, int32 accumulation, requantised to uint8.
+void qgemm_u8(Builder& b, const std::vector<int>& s) {  // n x n x n
+  const int n = s[0];
+  Buffer<float> A = b.input("A", {n, n}, 0.0f, 1.0f), B = b.input("B", {n, n}, 0.0f, 1.0f);
+  Func a8 = pointwise(b, "a_u8", cast<uint8_t>(A(x, y) * 255.0f), {n, n});
+  Func b8 = pointwise(b, "b_u8", cast<uint8_t>(B(x, y) * 255.0f), {n, n});
+  Func acc("qgemm");
+  RDom k(0, n);
+  acc(x, y) = 0;
+  acc(x, y) += cast<int32_t>(a8(k, y)) * cast<int32_t>(b8(x, k));
+  const Expr q = (acc(x, y) + (1 << 14)) >> 15;
+  b.output(pointwise(b, "requantize", cast<uint8_t>(clamp(q, 0, 255)), {n, n}), {n, n});
+}
+
+// Squared Euclidean distances between two point sets: |p|^2 + |q|^2 - 2 p.q.
+void pairwise_dist(Builder& b, const std::vector<int>& s) {  // dim, points, queries
+  const int d = s[0], n = s[1], m = s[2];
+  Buffer<float> P = b.input("points", {d, n}), Q = b.input("queries", {d, m});
+  RDom r(0, d);
+  Func pn("point_norm"), qn("query_norm"), dot("dot"), out("sq_dist");
+  pn(x) = 0.0f;
+  pn(x) += P(r, x) * P(r, x);
+  qn(y) = 0.0f;
+  qn(y) += Q(r, y) * Q(r, y);
+  dot(x, y) = 0.0f;  // x: point, y: query
+  dot(x, y) += P(r, x) * Q(r, y);
+  out(x, y) = max(pn(x) + qn(y) - 2.0f * dot(x, y), 0.0f);
+  b.output(out, {n, m}, 1e-3);
+}
+
+// A transposed operand added to another (a layout change: cache blocking decides its speed).
+void transpose_add(Builder& b, const std::vector<int>& s) {  // width, height
+  const int w = s[0], h = s[1];
+  Buffer<float> A = b.input("A", {h, w}), B = b.input("B", {w, h});
+  b.output(pointwise(b, "transpose_add", max(A(y, x) + 0.5f * B(x, y), 0.0f), {w, h}), {w, h});
+}
+
+// A temporal (1-D) convolution over a sequence, then GELU (tanh form).
+void conv1d_seq(Builder& b, const std::vector<int>& s) {  // time, c_in, c_out, taps
+  const int t = s[0], cin = s[1], cout = s[2], k = s[3];
+  Buffer<float> in = b.input("sequence", {t + k - 1, cin});
+  Buffer<float> w = b.input("conv_w", {k, cin, cout}), bias = b.input("conv_b", {cout});
+  RDom r(0, k, 0, cin);
+  Func f("conv1d");
+  f(x, y) = bias(y);  // x: time, y: output channel
+  f(x, y) += w(r.x, r.y, y) * in(x + r.x, r.y);
+  const Expr v = f(x, y);
+  const Expr gelu = 0.5f * v * (1.0f + tanh(0.7978845608f * (v + 0.044715f * v * v * v)));
+  b.output(pointwise(b, "gelu", gelu, {t, cout}), {t, cout});
+}
+
+// Batch normalisation (inference) with ReLU, then 2x2 average pooling.
+void avgpool_bn(Builder& b, const std::vector<int>& s) {  // output size, channels
+  const int n = s[0], ch = s[1];
+  Buffer<float> in = b.input("activations", {2 * n, 2 * n, ch});
+  Buffer<float> mean = b.input("bn_mean", {ch}), var = b.input("bn_var", {ch}, 0.5f, 1.5f),
+                gamma = b.input("bn_gamma", {ch}), beta = b.input("bn_beta", {ch});
+  Func bn = pointwise(b, "batchnorm",
+                      relu((in(x, y, c) - mean(c)) * (gamma(c) / sqrt(var(c) + 1e-5f)) + beta(c)),
+                      {2 * n, 2 * n, ch});
+  const Expr avg = 0.25f * (bn(2 * x, 2 * y, c) + bn(2 * x + 1, 2 * y, c) +
+                            bn(2 * x, 2 * y + 1, c) + bn(2 * x + 1, 2 * y + 1, c));
+  b.output(pointwise(b, "avgpool", avg, {n, n, ch}), {n, n, ch});
+}
+
+// Squeeze-and-excitation: global average pool, two small dense layers, a sigmoid gate per
+// channel that scales the input.
+void se_block(Builder& b, const std::vector<int>& s) {  // size, channels, reduction
+  const int n = s[0], ch = s[1], red = s[1] / s[2];
+  Buffer<float> in = b.input("activations", {n, n, ch});
+  Buffer<float> w1 = b.input("se_w1", {ch, red}), b1 = b.input("se_b1", {red}),
+                w2 = b.input("se_w2", {red, ch}), b2 = b.input("se_b2", {ch});
+  RDom rs(0, n, 0, n), rc(0, ch), rr(0, red);
+  Func pool("squeeze"), fc1("excite_1"), fc2("excite_2");
+  pool(c) = 0.0f;
+  pool(c) += in(rs.x, rs.y, c);
+  fc1(c) = b1(c);
+  fc1(c) += w1(rc, c) * pool(rc) * (1.0f / static_cast<float>(n * n));
+  fc2(c) = b2(c);
+  fc2(c) += w2(rr, c) * relu(fc1(rr));
+  b.output(pointwise(b, "scaled", in(x, y, c) / (1.0f + exp(-fc2(c))), {n, n, ch}), {n, n, ch});
+}
+
+// Group normalisation: mean and variance over each group of channels and all positions.
+void group_norm(Builder& b, const std::vector<int>& s) {  // size, channels, groups
+  const int n = s[0], ch = s[1], cg = s[1] / s[2];
+  Buffer<float> in = b.input("activations", {n, n, ch});
+  Buffer<float> gamma = b.input("gn_gamma", {ch}), beta = b.input("gn_beta", {ch});
+  RDom r(0, n, 0, n, 0, cg);
+  const float inv = 1.0f / static_cast<float>(n * n * cg);
+  Func mean("group_mean"), var("group_var");
+  mean(c) = 0.0f;
+  // The channel is clamped: a schedule that rounds the groups up reads no channel past the last.
+  const Expr member = in(r.x, r.y, clamp(c * cg + r.z, 0, ch - 1));
+  mean(c) += member * inv;
+  const Expr dev = member - mean(c);
+  var(c) = 0.0f;
+  var(c) += dev * dev * inv;
+  const Expr g = c / cg;
+  const Expr out = (in(x, y, c) - mean(g)) / sqrt(var(g) + 1e-5f) * gamma(c) + beta(c);
+  b.output(pointwise(b, "group_norm", out, {n, n, ch}), {n, n, ch}, 1e-3);
+}
+
+// Sub-pixel convolution (ESPCN): a 1x1 convolution to four times the channels, then a pixel
+// shuffle (depth to space) with ReLU.
+void subpixel_conv(Builder& b, const std::vector<int>& s) {  // input size, c_in, c_out
+  const int n = s[0], cin = s[1], cout = s[2];
+  Buffer<float> in = b.input("activations", {n, n, cin});
+  Func f = conv1x1(b, "expand", in, cin, 4 * cout);
+  const Expr shuffled = f(x / 2, y / 2, c * 4 + (y % 2) * 2 + x % 2);
+  b.output(pointwise(b, "pixel_shuffle", relu(shuffled), {2 * n, 2 * n, cout}),
+           {2 * n, 2 * n, cout});
+}
+
+// Bilinear resize of an RGB image to 3/4 of its size, separable (x, then y).
+void resize_bilinear(Builder& b, const std::vector<int>& s) {  // output width, height
+  const int w = s[0], h = s[1], iw = w * 4 / 3, ih = h * 4 / 3;
+  Buffer<float> in = b.input("image", {iw + 1, ih + 1, 3}, 0.0f, 1.0f);
+  const auto source = [](const Expr& v, int extent) {
+    const Expr sv =
+        clamp((cast<float>(v) + 0.5f) * (4.0f / 3.0f) - 0.5f, 0.0f, static_cast<float>(extent - 1));
+    const Expr i = clamp(cast<int>(sv), 0, extent - 1);
+    return std::make_pair(i, sv - cast<float>(i));
+  };
+  const auto [ix, fx] = source(x, iw);
+  const auto [iy, fy] = source(y, ih);
+  Func rx = pointwise(b, "resize_x", lerp(in(ix, y, c), in(ix + 1, y, c), fx), {w, ih + 1, 3});
+  b.output(pointwise(b, "resize_y", lerp(rx(x, iy, c), rx(x, iy + 1, c), fy), {w, h, 3}),
+           {w, h, 3});
+}
+
+// An affine warp (rotation by 5 degrees, zoom 1.1) with bilinear sampling of a pre-blurred image:
+// the warp reads its producer at computed, not affine, coordinates.
+void warp_affine(Builder& b, const std::vector<int>& s) {  // width, height
+  const int w = s[0], h = s[1];
+  Buffer<float> in = b.input("image", {w + 3, h + 3}, 0.0f, 1.0f);
+  Func smooth = blur3x3(b, "smooth", in, w + 1, h + 1);
+  const float ca = std::cos(0.0873f) / 1.1f, sa = std::sin(0.0873f) / 1.1f;
+  const Expr dx = cast<float>(x) - w / 2.0f, dy = cast<float>(y) - h / 2.0f;
+  const Expr u = clamp(ca * dx - sa * dy + w / 2.0f, 0.0f, w - 1.0f);
+  const Expr v = clamp(sa * dx + ca * dy + h / 2.0f, 0.0f, h - 1.0f);
+  const Expr i = clamp(cast<int>(u), 0, w - 1), j = clamp(cast<int>(v), 0, h - 1);
+  const Expr fu = u - cast<float>(i), fv = v - cast<float>(j);
+  const Expr top = lerp(smooth(i, j), smooth(i + 1, j), fu);
+  const Expr bottom = lerp(smooth(i, j + 1), smooth(i + 1, j + 1), fu);
+  b.output(pointwise(b, "warped", lerp(top, bottom, fv), {w, h}), {w, h});
+}
+
+// Bilinear demosaic of a 12-bit RGGB Bayer mosaic in integers, then a colour matrix.
+void demosaic_u16(Builder& b, const std::vector<int>& s) {  // width, height
+  const int w = s[0], h = s[1];
+  Buffer<float> in = b.input("raw", {w + 2, h + 2}, 0.0f, 1.0f);
+  Func raw = pointwise(b, "raw_u16", cast<uint16_t>(in(x, y) * 4095.0f), {w + 2, h + 2});
+  const auto at = [&](int dx, int dy) { return cast<int32_t>(raw(x + 1 + dx, y + 1 + dy)); };
+  const Expr cross = (at(-1, 0) + at(1, 0) + at(0, -1) + at(0, 1)) / 4;
+  const Expr diag = (at(-1, -1) + at(1, -1) + at(-1, 1) + at(1, 1)) / 4;
+  const Expr horiz = (at(-1, 0) + at(1, 0)) / 2, vert = (at(0, -1) + at(0, 1)) / 2;
+  const Expr ex = x % 2 == 0, ey = y % 2 == 0;  // red at (even, even), blue at (odd, odd)
+  const Expr red = select(ex && ey, at(0, 0), ey, horiz, ex, vert, diag);
+  const Expr green = select(ex == ey, cross, at(0, 0));
+  const Expr blue = select(!ex && !ey, at(0, 0), ex && ey, diag, ey, vert, horiz);
+  Func rgb = pointwise(b, "demosaic", select(c == 0, red, c == 1, green, blue), {w, h, 3});
+  const Expr mixed =
+      (select(c == 0, 300, -30) * rgb(x, y, 0) + select(c == 1, 280, -20) * rgb(x, y, 1) +
+       select(c == 2, 310, -40) * rgb(x, y, 2)) >>
+      8;
+  b.output(pointwise(b, "colour_matrix", cast<uint16_t>(clamp(mixed, 0, 4095)), {w, h, 3}),
+           {w, h, 3});
+}
+
+// Stereo matching by census transform: 8-bit 3x3 census codes of both images, Hamming costs
+// (popcount of the XOR) over a range of disparities, and the winner takes all (an arg-min).
+void stereo_census(Builder& b, const std::vector<int>& s) {  // width, height, disparities
+  const int w = s[0], h = s[1], nd = s[2], cw = w + nd;
+  Buffer<float> left = b.input("left", {cw + 2, h + 2}, 0.0f, 1.0f),
+                right = b.input("right", {cw + 2, h + 2}, 0.0f, 1.0f);
+  const auto census = [&](const std::string& name, const Buffer<float>& im) {
+    Func g = pointwise(b, name + "_u8", cast<uint8_t>(im(x, y) * 255.0f), {cw + 2, h + 2});
+    Expr bits = cast<uint8_t>(0);
+    int bit = 0;
+    for (int j = 0; j < 3; ++j) {
+      for (int i = 0; i < 3; ++i) {
+        if (i == 1 && j == 1) continue;
+        bits = bits |
+               select(g(x + i, y + j) < g(x + 1, y + 1), cast<uint8_t>(1 << bit), cast<uint8_t>(0));
+        ++bit;
+      }
+    }
+    return pointwise(b, name, bits, {cw, h});
+  };
+  Func cl = census("census_left", left), cr = census("census_right", right);
+  Func cost("match_cost");
+  cost(x, y, c) = popcount(cl(x + nd, y) ^ cr(x + nd - c, y));  // c: the disparity
+  RDom rd(0, nd);
+  Func best("winner");
+  best(x, y) = Tuple(cast<uint8_t>(255), cast<uint8_t>(0));
+  const Expr better = cost(x, y, rd) < best(x, y)[0];
+  best(x, y) = Tuple(select(better, cost(x, y, rd), best(x, y)[0]),
+                     select(better, cast<uint8_t>(rd), best(x, y)[1]));
+  b.output(pointwise(b, "disparity", best(x, y)[1], {w, h}), {w, h});
+}
+
+// Local contrast normalisation: local mean and variance from 5x5 box sums of the image and of
+// its square, then (image - mean) / deviation.
+void local_contrast(Builder& b, const std::vector<int>& s) {  // width, height
+  const int w = s[0], h = s[1];
+  Buffer<float> in = b.input("image", {w + 4, h + 4}, 0.0f, 1.0f);
+  Func sq = pointwise(b, "squared", in(x, y) * in(x, y), {w + 4, h + 4});
+  const auto box5 = [&](const std::string& name, const auto& f) {
+    Expr ex = 0.0f;
+    for (int i = 0; i < 5; ++i) ex += f(x + i, y);
+    Func bx = pointwise(b, name + "_x", ex, {w, h + 4});
+    Expr ey = 0.0f;
+    for (int j = 0; j < 5; ++j) ey += bx(x, y + j);
+    return pointwise(b, name + "_y", ey * (1.0f / 25.0f), {w, h});
+  };
+  Func mean = box5("mean", in), meansq = box5("mean_sq", sq);
+  const Expr var = max(meansq(x, y) - mean(x, y) * mean(x, y), 0.0f);
+  b.output(pointwise(b, "normalized", (in(x + 2, y + 2) - mean(x, y)) / sqrt(var + 1e-3f), {w, h}),
+           {w, h}, 1e-3);
+}
+
+// Keypoints: a blur, the squared gradient magnitude, and 3x3 non-maximum suppression.
+void nms3x3(Builder& b, const std::vector<int>& s) {  // width, height
+  const int w = s[0], h = s[1];
+  Buffer<float> in = b.input("image", {w + 6, h + 6}, 0.0f, 1.0f);
+  Func sm = blur3x3(b, "smooth", in, w + 4, h + 4);
+  const Expr gx = sm(x + 2, y + 1) - sm(x, y + 1), gy = sm(x + 1, y + 2) - sm(x + 1, y);
+  Func resp = pointwise(b, "response", gx * gx + gy * gy, {w + 2, h + 2});
+  Expr nb = Float(32).min();
+  for (int j = 0; j < 3; ++j) {
+    for (int i = 0; i < 3; ++i) {
+      if (i != 1 || j != 1) nb = max(nb, resp(x + i, y + j));
+    }
+  }
+  const Expr centre = resp(x + 1, y + 1);
+  b.output(pointwise(b, "suppressed", select(centre > nb, centre, 0.0f), {w, h}), {w, h});
+}
+
+// Mutual-information terms of two images: a joint histogram (a two-dimensional scatter), its
+// marginals (reductions along each axis), and p log(p / (pa pb)) per bin.
+void joint_histogram(Builder& b, const std::vector<int>& s) {  // width, height, bins
+  const int w = s[0], h = s[1], nb = s[2];
+  Buffer<float> ia = b.input("image_a", {w, h}, 0.0f, 1.0f),
+                ib = b.input("image_b", {w, h}, 0.0f, 1.0f);
+  RDom r(0, w, 0, h), rb(0, nb);
+  const auto bin = [&](const Buffer<float>& im) {
+    return clamp(cast<int>(im(r.x, r.y) * nb), 0, nb - 1);
+  };
+  Func hist("joint_hist"), pa("marginal_a"), pb("marginal_b");
+  hist(x, y) = 0.0f;
+  hist(bin(ia), bin(ib)) += 1.0f;
+  pa(x) = 0.0f;
+  pa(x) += hist(x, rb);
+  pb(y) = 0.0f;
+  pb(y) += hist(rb, y);
+  const float total = static_cast<float>(w) * static_cast<float>(h);
+  const Expr p = hist(x, y) / total;
+  const Expr term = select(hist(x, y) > 0.0f, p * log(hist(x, y) * total / (pa(x) * pb(y))), 0.0f);
+  b.output(pointwise(b, "mi_terms", term, {nb, nb}), {nb, nb}, 1e-3);
+}
+
+// Columns scaled to unit L2 norm (a reduction along the outer dimension).
+void col_l2norm(Builder& b, const std::vector<int>& s) {  // columns, rows
+  const int n = s[0], m = s[1];
+  Buffer<float> A = b.input("matrix", {n, m});
+  RDom r(0, m);
+  Func ss("col_sumsq");
+  ss(x) = 0.0f;
+  ss(x) += A(x, r) * A(x, r);
+  b.output(pointwise(b, "col_normalized", A(x, y) / sqrt(ss(x) + 1e-6f), {n, m}), {n, m});
+}
+
+// Two stages of FIR filtering with 2x decimation (a polyphase resampler), per channel.
+void fir_decimate(Builder& b, const std::vector<int>& s) {  // output samples, channels
+  const int n = s[0], ch = s[1];
+  Buffer<float> in = b.input("signal", {4 * n + 28, ch});
+  Buffer<float> t1 = b.input("taps_16", {16}), t2 = b.input("taps_8", {8});
+  RDom r1(0, 16), r2(0, 8);
+  Func s1("decimate_1"), s2("decimate_2");
+  s1(x, y) = 0.0f;
+  s1(x, y) += t1(r1) * in(2 * x + r1, y);
+  s2(x, y) = 0.0f;
+  s2(x, y) += t2(r2) * s1(2 * x + r2, y);
+  b.output(s2, {n, ch});
+}
+
+// RGB to HSV, a hue shift and more saturation, and back to RGB (branchy arithmetic per pixel).
+void hsv_adjust(Builder& b, const std::vector<int>& s) {  // width, height
+  const int w = s[0], h = s[1];
+  Buffer<float> in = b.input("image", {w, h, 3}, 0.0f, 1.0f);
+  const Expr r = in(x, y, 0), g = in(x, y, 1), bl = in(x, y, 2);
+  const Expr mx = max(r, g, bl), mn = min(r, g, bl), d = mx - mn + 1e-6f;
+  const Expr hue =
+      select(mx == r, (g - bl) / d + 6.0f, mx == g, (bl - r) / d + 2.0f, (r - g) / d + 4.0f) / 6.0f;
+  const Expr sat = d / (mx + 1e-6f);
+  Func hsv = pointwise(b, "to_hsv", select(c == 0, hue - floor(hue), c == 1, sat, mx), {w, h, 3});
+  const Expr hh = hsv(x, y, 0) + 0.1f, h6 = (hh - floor(hh)) * 6.0f;
+  const Expr ss = min(hsv(x, y, 1) * 1.3f, 1.0f), v = hsv(x, y, 2);
+  const Expr sector = clamp(cast<int>(h6), 0, 5), f = h6 - cast<float>(sector);
+  const Expr p = v * (1.0f - ss), q = v * (1.0f - ss * f), t = v * (1.0f - ss * (1.0f - f));
+  // Which of v, t, p, q each channel takes in each sector.
+  const Expr k = (sector + select(c == 0, 0, c == 1, 4, 2)) % 6;
+  const Expr out = select(k == 0 || k == 5, v, k == 1, q, k == 4, t, p);
+  b.output(pointwise(b, "to_rgb", out, {w, h, 3}), {w, h, 3}, 1e-3);
+}
+
+// C = A^T B: both operands read along their rows (the other layout than matmul's).
+void matmul_tn(Builder& b, const std::vector<int>& s) {  // n x n x n
+  const int n = s[0];
+  Buffer<float> A = b.input("A", {n, n}), B = b.input("B", {n, n});
+  Func f("matmul_tn");
+  RDom k(0, n);
+  f(x, y) = 0.0f;
+  f(x, y) += A(y, k) * B(x, k);
+  b.output(f, {n, n});
+}
+
 }  // namespace
 
 const std::vector<Family>& families() {
@@ -772,6 +1094,25 @@ const std::vector<Family>& families() {
        {{14, 64, 32}, {28, 32, 16}, {7, 128, 64}},
        upsample_conv},
       {"grad_polar", false, Split::kTrain, {{1024, 768}, {1536, 1024}, {2048, 1536}}, grad_polar},
+      {"qgemm_u8", false, Split::kTrain, {{256}}, qgemm_u8},
+      {"pairwise_dist", false, Split::kTrain, {{64, 1024, 256}}, pairwise_dist},
+      {"transpose_add", true, Split::kTrain, {{2048, 1024}}, transpose_add},
+      {"conv1d_seq", true, Split::kTrain, {{1024, 64, 64, 5}}, conv1d_seq},
+      {"avgpool_bn", false, Split::kTrain, {{56, 128}}, avgpool_bn},
+      {"se_block", false, Split::kTrain, {{14, 128, 8}}, se_block},
+      {"group_norm", false, Split::kTrain, {{56, 64, 8}}, group_norm},
+      {"subpixel_conv", false, Split::kTrain, {{28, 64, 32}}, subpixel_conv},
+      {"resize_bilinear", false, Split::kTrain, {{768, 576}}, resize_bilinear},
+      {"warp_affine", false, Split::kTrain, {{1024, 768}}, warp_affine},
+      {"demosaic_u16", false, Split::kTrain, {{1024, 768}}, demosaic_u16},
+      {"stereo_census", false, Split::kTrain, {{512, 384, 16}}, stereo_census},
+      {"local_contrast", false, Split::kTrain, {{1024, 768}}, local_contrast},
+      {"nms3x3", false, Split::kTrain, {{1024, 768}}, nms3x3},
+      {"joint_histogram", false, Split::kTrain, {{768, 512, 32}}, joint_histogram},
+      {"col_l2norm", false, Split::kTrain, {{1024, 1024}}, col_l2norm},
+      {"fir_decimate", false, Split::kTrain, {{4096, 32}}, fir_decimate},
+      {"hsv_adjust", false, Split::kTrain, {{1024, 768}}, hsv_adjust},
+      {"matmul_tn", true, Split::kTrain, {{256}}, matmul_tn},
   };
   return kFamilies;
 }
