@@ -82,7 +82,9 @@ CrossSession cross_session_noise(const ResultLog& log, const std::string& data_c
   };
   std::map<std::string, Pairs> by_program;
   std::vector<double> ratios;
-  double first_start = std::numeric_limits<double>::infinity(), last_end = 0;
+  // When each of the session's measurements ran, all passes: a resumed session's pauses are not
+  // its cost.
+  std::vector<std::pair<double, double>> busy;
   int64_t measured = 0;
   const std::string prefix = "session|" + c.session + "|";
   for (const auto& rec : log.records()) {
@@ -91,8 +93,8 @@ CrossSession cross_session_noise(const ResultLog& log, const std::string& data_c
     // The session's elapsed time spans all its passes of the schedule (collect --passes).
     for (const auto* r : passes_of(log, rec)) {
       if (!r->contains("finished")) continue;
-      first_start = std::min(first_start, r->value("finished", 0.0) - r->value("wall_s", 0.0));
-      last_end = std::max(last_end, r->value("finished", 0.0));
+      const double end = r->value("finished", 0.0);
+      busy.emplace_back(end - r->value("wall_s", 0.0), end);
     }
     if (!rec.value("ok", false)) continue;
     const nlohmann::json* first = log.find(rec.at("key").get<std::string>().substr(prefix.size()));
@@ -148,10 +150,16 @@ CrossSession cross_session_noise(const ResultLog& log, const std::string& data_c
   }
   c.within_p10 = quantile(within, 0.1);
   c.within_p90 = quantile(within, 0.9);
-  // Elapsed time of the session, all passes, over its schedules (several are in flight at once).
-  c.seconds_per_schedule = measured > 0 && last_end > first_start
-                               ? (last_end - first_start) / static_cast<double>(measured)
-                               : 0;
+  // Elapsed time of the session, all passes, over its schedules: the union of the intervals in
+  // which a measurement ran (several are in flight at once, and a resumed session has gaps).
+  std::sort(busy.begin(), busy.end());
+  double elapsed = 0, covered_to = -std::numeric_limits<double>::infinity();
+  for (const auto& [start, end] : busy) {
+    if (end <= covered_to) continue;
+    elapsed += end - std::max(start, covered_to);
+    covered_to = end;
+  }
+  c.seconds_per_schedule = measured > 0 ? elapsed / static_cast<double>(measured) : 0;
   return c;
 }
 

@@ -66,14 +66,18 @@ Func pointwise(Builder&, const std::string& name, const Expr& e, const std::vect
 
 // ---- Dense algebra --------------------------------------------------------------------------
 
-void matmul(Builder& b, const std::vector<int>& s) {  // n x n x n
-  const int n = s[0];
+// C = A B, or C = A^T B: the same product with A read along its columns instead of its rows.
+void product(Builder& b, const std::string& name, int n, bool a_transposed) {
   Buffer<float> A = b.input("A", {n, n}), B = b.input("B", {n, n});
-  Func f("matmul");
+  Func f(name);
   RDom k(0, n);
   f(x, y) = 0.0f;
-  f(x, y) += A(k, y) * B(x, k);
+  f(x, y) += (a_transposed ? A(y, k) : A(k, y)) * B(x, k);
   b.output(f, {n, n});
+}
+
+void matmul(Builder& b, const std::vector<int>& s) {  // n x n x n
+  product(b, "matmul", s[0], false);
 }
 
 void batched_matmul(Builder& b, const std::vector<int>& s) {  // batch, n
@@ -989,13 +993,7 @@ void hsv_adjust(Builder& b, const std::vector<int>& s) {  // width, height
 
 // C = A^T B: both operands read along their rows (the other layout than matmul's).
 void matmul_tn(Builder& b, const std::vector<int>& s) {  // n x n x n
-  const int n = s[0];
-  Buffer<float> A = b.input("A", {n, n}), B = b.input("B", {n, n});
-  Func f("matmul_tn");
-  RDom k(0, n);
-  f(x, y) = 0.0f;
-  f(x, y) += A(y, k) * B(x, k);
-  b.output(f, {n, n});
+  product(b, "matmul_tn", s[0], true);
 }
 
 }  // namespace

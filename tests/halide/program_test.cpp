@@ -293,7 +293,7 @@ TEST(Program, SampledZooSchedulesComputeTheDefaultsOutput) {
        {"softmax_512x512", "conv3x3_28x32x32", "histogram_eq_640x480", "pyramid_1024x768",
         "harris_512x384", "resnet_basic_14x64", "unsharp_u8_1024x768", "row_stats_512x1024",
         "argmax_rows_512x256", "integral_box_512x384x2", "segment_sum_128x4096x512",
-        "embedding_bag_128x5000x16x128", "median3x3_u8_1024x768"}) {
+        "embedding_bag_128x5000x16x128", "median3x3_u8_1024x768", "stereo_census_512x384x16"}) {
     SCOPED_TRACE(name);
     const Program prog = zoo_program(name);
     const Outputs reference = default_outputs(prog, 2, 120);
