@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Forked timing processes against separate compiles (docs/collect.md, "Forks: one compile, several
-# timing processes"): one program of each of the zoo's 40 families (the first size `tcost collect
+# timing processes"): one program of each of the zoo's families (40 when the study ran; the first size `tcost collect
 # --list` names), the default and 9 sampled schedules each, every schedule measured 8 times under
 # three protocols: 8 passes of one process each (a compile per measurement), 2 passes of 4 forks
 # and 4 passes of 2 forks. The protocols take turns, a few passes at a time, so that the

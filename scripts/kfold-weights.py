@@ -46,7 +46,7 @@ for s in seeds:
             for k in ("all", "nontest"):
                 res[w][k].append((s, np.mean(per[w][k])))
 print(f"seeds {seeds}; mean over folds of the fold's mean tau, mean over seeds")
-print("| weights tgraph:ast-gcn:xgb | all 40 families | 35 non-test families |")
+print("| weights tgraph:ast-gcn:xgb | all families | non-test families |")
 print("|---|---|---|")
 for w in grid:
     cells = []
