@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
 """Runtime figures of a collection (the README's shipped-dataset bullet): over the schedules
-measured at least four times on the data's CPU and never refused, the range of runtimes, each
+measured at least four times on the data's CPU, every pass of them successful (as
+scripts/pass-noise.py takes them, through measurement_log.py), the range of runtimes, each
 program's best schedule, and how much faster the best is than the default schedule (every stage
 at root, no split, vector, parallel or unroll). Each runtime is the best of a schedule's passes.
 With FAMILIES (comma-separated), the same figures for those families alone.
-usage: python3 scripts/data-stats.py DATA_DIR [FAMILIES]"""
+usage: python3 scripts/data-stats.py DATA_DIR [FAMILIES]   (from the repository root)"""
 import collections
-import json
-import os
 import statistics
 import sys
+
+from measurement_log import data_cpu, data_field, fully_measured, load_records
 
 DEFAULT_STAGE = "r0x0.v1.p0.u1.o0.ro0.s0"
 
@@ -17,27 +18,20 @@ DEFAULT_STAGE = "r0x0.v1.p0.u1.o0.ro0.s0"
 def main():
     data = sys.argv[1]
     chosen = set(sys.argv[2].split(",")) if len(sys.argv) > 2 else None
-    cpu = json.load(open(os.path.join(data, "manifest.json")))["machine"]["cpu"]
-    runs, family, refused = collections.defaultdict(list), {}, set()
-    for line in open(os.path.join(data, "measurements.jsonl")):
-        r = json.loads(line)
-        if r.get("session") or r.get("cpu") != cpu:
-            continue  # a later run's, or another CPU's
-        key = r["key"]
-        base = key.split("|", 2)[2] if key.startswith("repeat|") else key
-        if not r["ok"]:
-            refused.add(base)
-            continue
-        runs[base].append(r["best_ns"] / 1e6)
-        family[base] = (r["family"], r["instance"])
-    report(runs, family, refused, lambda f: True, "all families")
+    recs, cpu, field = load_records(data), data_cpu(data), data_field(data)
+    best_of, family = {}, {}
+    for instance, key, ps in fully_measured(recs, field):
+        on_cpu = [p[field] / 1e6 for p in ps if p.get("cpu") == cpu]
+        if len(on_cpu) >= 4:
+            best_of[key] = min(on_cpu)
+            family[key] = (recs[key]["family"], instance)
+    report(best_of, family, lambda f: True, "all families")
     if chosen:
-        report(runs, family, refused, lambda f: f in chosen, "the families named")
+        report(best_of, family, lambda f: f in chosen, "the families named")
 
 
-def report(runs, family, refused, keep, name):
-    best_of = {k: min(v) for k, v in runs.items()
-               if len(v) >= 4 and k not in refused and keep(family[k][0])}
+def report(all_best, family, keep, name):
+    best_of = {k: ms for k, ms in all_best.items() if keep(family[k][0])}
     best, default = collections.defaultdict(lambda: float("inf")), {}
     for key, ms in best_of.items():
         program = family[key][1]

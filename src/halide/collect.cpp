@@ -90,7 +90,7 @@ CrossSession cross_session_noise(const ResultLog& log, const std::string& data_c
   for (const auto& rec : log.records()) {
     if (rec.value("pass", 1) != 4 || rec.value("session", "") != c.session) continue;
     ++measured;
-    // The session's elapsed time spans all its passes of the schedule (collect --passes).
+    // Every pass of the schedule counts (collect --passes).
     for (const auto* r : passes_of(log, rec)) {
       if (!r->contains("finished")) continue;
       const double end = r->value("finished", 0.0);

@@ -798,15 +798,20 @@ void subpixel_conv(Builder& b, const std::vector<int>& s) {  // input size, c_in
            {2 * n, 2 * n, cout});
 }
 
+// Where a bilinear sample at coordinate `at` (clamped to [0, extent - 1]) reads: the index of its
+// left (or upper) neighbour, kept inside [0, extent - 1], and the weight of the right one.
+std::pair<Expr, Expr> sample_point(const Expr& at, int extent) {
+  const Expr clamped = clamp(at, 0.0f, static_cast<float>(extent - 1));
+  const Expr i = clamp(cast<int>(clamped), 0, extent - 1);
+  return {i, clamped - cast<float>(i)};
+}
+
 // Bilinear resize of an RGB image to 3/4 of its size, separable (x, then y).
 void resize_bilinear(Builder& b, const std::vector<int>& s) {  // output width, height
   const int w = s[0], h = s[1], iw = w * 4 / 3, ih = h * 4 / 3;
   Buffer<float> in = b.input("image", {iw + 1, ih + 1, 3}, 0.0f, 1.0f);
   const auto source = [](const Expr& v, int extent) {
-    const Expr sv =
-        clamp((cast<float>(v) + 0.5f) * (4.0f / 3.0f) - 0.5f, 0.0f, static_cast<float>(extent - 1));
-    const Expr i = clamp(cast<int>(sv), 0, extent - 1);
-    return std::make_pair(i, sv - cast<float>(i));
+    return sample_point((cast<float>(v) + 0.5f) * (4.0f / 3.0f) - 0.5f, extent);
   };
   const auto [ix, fx] = source(x, iw);
   const auto [iy, fy] = source(y, ih);
@@ -823,10 +828,8 @@ void warp_affine(Builder& b, const std::vector<int>& s) {  // width, height
   Func smooth = blur3x3(b, "smooth", in, w + 1, h + 1);
   const float ca = std::cos(0.0873f) / 1.1f, sa = std::sin(0.0873f) / 1.1f;
   const Expr dx = cast<float>(x) - w / 2.0f, dy = cast<float>(y) - h / 2.0f;
-  const Expr u = clamp(ca * dx - sa * dy + w / 2.0f, 0.0f, w - 1.0f);
-  const Expr v = clamp(sa * dx + ca * dy + h / 2.0f, 0.0f, h - 1.0f);
-  const Expr i = clamp(cast<int>(u), 0, w - 1), j = clamp(cast<int>(v), 0, h - 1);
-  const Expr fu = u - cast<float>(i), fv = v - cast<float>(j);
+  const auto [i, fu] = sample_point(ca * dx - sa * dy + w / 2.0f, w);
+  const auto [j, fv] = sample_point(sa * dx + ca * dy + h / 2.0f, h);
   const Expr top = lerp(smooth(i, j), smooth(i + 1, j), fu);
   const Expr bottom = lerp(smooth(i, j + 1), smooth(i + 1, j + 1), fu);
   b.output(pointwise(b, "warped", lerp(top, bottom, fv), {w, h}), {w, h});
