@@ -54,7 +54,7 @@ def main(argv):
     data = {s: results(out, s, seeds) for s in settings}
     first = next(iter(data[settings[0]].values()))
     families = sorted({family(g["id"]) for g in first})
-    print(f"| family (programs) | " + " | ".join(settings) + " |")
+    print("| family (programs) | " + " | ".join(settings) + " |")
     print("|---|" + "---|" * len(settings))
     for fam in families:
         n = sum(family(g["id"]) == fam for g in first)
