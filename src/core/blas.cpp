@@ -37,4 +37,10 @@ bool set_blas_threads(int threads) {
   return fn != nullptr;
 }
 
+int blas_threads() {
+  using GetThreads = int (*)();
+  const auto fn = reinterpret_cast<GetThreads>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
+  return fn ? fn() : -1;
+}
+
 }  // namespace tcost

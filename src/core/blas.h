@@ -24,5 +24,7 @@ const char* better_openblas_core();
 // OpenBLAS threads spinning while waiting for each other. OpenBLAS rounds a product split
 // between threads differently, so the last digits of a run depend on the count.
 bool set_blas_threads(int threads);
+// The threads OpenBLAS runs matrix products on now, or -1 when the process has no OpenBLAS.
+int blas_threads();
 
 }  // namespace tcost

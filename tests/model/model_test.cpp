@@ -1,8 +1,6 @@
 // Tests of the model and training layers (one translation unit: LibTorch headers are slow).
 #include <gtest/gtest.h>
 
-#include <dlfcn.h>
-
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -851,9 +849,7 @@ TEST(AstModels, TreePassesWalkEachTreeLevelByLevel) {
 // --threads N holds OpenBLAS's own thread pool to N as well (core/blas.h), in training and when
 // a cost model is loaded: LibTorch's set_num_threads does not reach it.
 TEST(Threads, TrainingAndLoadingHoldBlasToTheThreadCount) {
-  using Get = int (*)();
-  const auto blas_threads = reinterpret_cast<Get>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
-  ASSERT_NE(blas_threads, nullptr) << "the tests link OpenBLAS (scripts/install-deps.sh)";
+  ASSERT_NE(blas_threads(), -1) << "the tests link OpenBLAS (scripts/install-deps.sh)";
   ASSERT_TRUE(set_blas_threads(2));
   if (blas_threads() != 2) GTEST_SKIP() << "OpenBLAS runs at most one thread here";
   TempDir dir;
