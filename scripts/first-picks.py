@@ -23,26 +23,26 @@ STATISTICS = {
 }
 
 
-def passes_by_runtime(recs, instance):
-    """{shipped runtime: sorted best_ns of the passes} of the program's fully measured schedules
-    (first records only, not another session's)."""
+def passes_by_runtime(recs):
+    """{program: {shipped runtime: sorted best_ns of the passes}} of every schedule measured
+    at least twice (first records only, not a later session's)."""
     out = {}
     for key, r in recs.items():
-        if r.get("instance") != instance or key.startswith(("repeat|", "later")):
+        if key.startswith(("repeat|", "session|")):
             continue
         best = sorted(p["best_ns"] for p in pass_records(recs, key) if p.get("ok"))
         if len(best) >= 2:
-            out.setdefault(best[0], best)
+            out.setdefault(r["instance"], {}).setdefault(best[0], best)
     return out
 
 
 def main(path):
-    recs = load_records("data/halide")
+    by_program = passes_by_runtime(load_records("data/halide"))
     model = tcost.Model(path, threads=1)
     ratios = {name: [] for name in STATISTICS}
     for name, g, a in zip(*test_views()):
         truth = np.asarray(g["config_runtime"], dtype=float)
-        passes = passes_by_runtime(recs, name)
+        passes = by_program[name]
         kept = [i for i, t in enumerate(truth) if t in passes]
         cost = np.asarray(model.predict(g, ast=a))[kept]
         pick = int(np.argmin(cost))

@@ -3,9 +3,8 @@ exactly one fold, so each setting's results cover every family once per seed. Pr
 markdown row per family (and a last row over all programs): for each setting, the mean
 Kendall tau over the family's programs (mean ± sd over seeds) and the geomean slowdown@1 over
 them and the seeds.
-  python3 scripts/kfold-families.py OUT SETTING... [--seeds 0 1 2]
+  PYTHONPATH=build/python /usr/bin/python3 scripts/kfold-families.py OUT SETTING... [--seeds 0 1 2]
 OUT: the k-fold's work directory (KFOLD_OUT, default out/kfold), holding SETTING-FOLD-SEED.json."""
-import glob
 import json
 import math
 import os
@@ -13,19 +12,15 @@ import re
 import statistics
 import sys
 
-
-def family(name):
-    """A program's family: its name without the trailing size (conv1x1_28x64x128 -> conv1x1)."""
-    return re.sub(r"_[0-9][0-9x]*$", "", name)
+from test_scores import family
 
 
 def results(out, setting, seeds):
     """{seed: [per_graph entries of every fold]} of SETTING in OUT."""
     by_seed = {}
     for s in seeds:
-        files = sorted(glob.glob(f"{out}/{glob.escape(setting)}-[0-9]*-{s}.json"))
-        files = [f for f in files if re.fullmatch(rf"{re.escape(setting)}-\d+-{s}\.json",
-                                                   os.path.basename(f))]
+        files = [f"{out}/{f}" for f in sorted(os.listdir(out))
+                 if re.fullmatch(rf"{re.escape(setting)}-\d+-{s}\.json", f)]
         if not files:
             sys.exit(f"{out}: no results of {setting} for seed {s}")
         by_seed[s] = [g for f in files for g in json.load(open(f))["per_graph"]]

@@ -10,7 +10,7 @@
 # over seeds), the per-fold means over seeds, and the geomean slowdown@1 and @5 over all
 # programs of all folds (mean over seeds).
 # usage: scripts/kfold.sh [K] [SEED...]   (after scripts/build.sh; about 12 minutes a seed)
-# Per family: python3 scripts/kfold-families.py OUT SETTING... (every family is tested once a seed).
+# Per family: PYTHONPATH=build/python /usr/bin/python3 scripts/kfold-families.py OUT SETTING... (every family is tested once a seed).
 # ("ast-gcn" and "tgraph-ast" train with the models' defaults, which changed: ast-gcn's loss
 # hinge-gap since 2026-12-01 (mse before: ast-gcn-mse), its 80 epochs and peak learning rate
 # 2e-3 since 2026-12-02 (40 epochs and 1e-3 before; ast-gcn-lr1e3 is 80 epochs at 1e-3),
