@@ -110,10 +110,10 @@ void register_model_commands(CLI::App& app) {
       ->check(CLI::Range(2, 100000));
   train
       ->add_option("--loss", t->loss,
-                   "listmle | hinge | hinge-gap | hinge-top | listnet | mse | auto")
+                   "listmle | hinge | hinge-gap | hinge-log | hinge-top | listnet | mse | auto")
       ->capture_default_str()
-      ->check(
-          CLI::IsMember({"listmle", "hinge", "hinge-gap", "hinge-top", "listnet", "mse", "auto"}));
+      ->check(CLI::IsMember(
+          {"listmle", "hinge", "hinge-gap", "hinge-log", "hinge-top", "listnet", "mse", "auto"}));
   train
       ->add_option("--lr", t->lr,
                    "Peak learning rate (AdamW; 0 = the model's default: 2e-3 for ast-gcn and "

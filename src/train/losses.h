@@ -5,6 +5,10 @@
 //   hinge_loss    - mean over ordered pairs (t_i < t_j) of max(0, margin - (cost_j - cost_i)).
 //   hinge_gap_loss - hinge_loss with each pair weighted by |log t_j - log t_i|: pairs whose
 //                   runtimes differ by less than the measurement noise hardly count.
+//   hinge_log_loss - mean over ordered pairs of max(0, margin * |log t_j - log t_i| - (cost_j -
+//                   cost_i)): every pair counts alike, and each must be parted by its own log
+//                   runtime gap (a pair 1.1x apart by 0.1, one 8x apart by 2.1), so that costs
+//                   are spaced like log runtimes where they are ordered wrong or too close.
 //   hinge_top_loss - hinge_loss with each pair weighted by its DCG change |1/log2(2 + r_i) -
 //                   1/log2(2 + r_j)| (r: rank by runtime, 0 = fastest): pairs near the top count
 //                   most, as in LambdaRank.
@@ -24,6 +28,7 @@ namespace tcost::train {
 torch::Tensor listmle_loss(const torch::Tensor& cost, const torch::Tensor& target);
 torch::Tensor hinge_loss(const torch::Tensor& cost, const torch::Tensor& target, double margin);
 torch::Tensor hinge_gap_loss(const torch::Tensor& cost, const torch::Tensor& target, double margin);
+torch::Tensor hinge_log_loss(const torch::Tensor& cost, const torch::Tensor& target, double margin);
 torch::Tensor hinge_top_loss(const torch::Tensor& cost, const torch::Tensor& target, double margin);
 torch::Tensor listnet_loss(const torch::Tensor& cost, const torch::Tensor& target,
                            double temperature = 0.1);

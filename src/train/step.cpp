@@ -46,6 +46,15 @@ torch::Tensor hinge_gap_loss(const torch::Tensor& cost, const torch::Tensor& tar
   return weighted_hinge(cost, faster_pairs(cost, target) * gap, margin);
 }
 
+torch::Tensor hinge_log_loss(const torch::Tensor& cost, const torch::Tensor& target,
+                             double margin) {
+  const auto log_t = target.log();
+  const auto gap = (log_t.unsqueeze(0) - log_t.unsqueeze(1)).abs().to(cost.dtype());
+  const auto w = faster_pairs(cost, target);
+  const auto diff = cost.unsqueeze(0) - cost.unsqueeze(1);  // [i][j] = cost_j - cost_i
+  return (torch::relu(margin * gap - diff) * w).sum() / w.sum().clamp_min(1e-12);
+}
+
 torch::Tensor hinge_top_loss(const torch::Tensor& cost, const torch::Tensor& target,
                              double margin) {
   // rank 0 = fastest; gain 1/log2(2 + rank), as in DCG.
@@ -74,11 +83,12 @@ std::string resolve_loss(const std::string& loss, const std::string& model) {
            : model == "ast-gcn" || model == "tgraph-ast" ? "hinge-gap"
                                                          : "listmle";
   }
-  if (loss == "listmle" || loss == "hinge" || loss == "hinge-gap" || loss == "hinge-top" ||
-      loss == "listnet" || loss == "mse")
+  if (loss == "listmle" || loss == "hinge" || loss == "hinge-gap" || loss == "hinge-log" ||
+      loss == "hinge-top" || loss == "listnet" || loss == "mse")
     return loss;
   throw UsageError(fmt::format(
-      "--loss: expected listmle, hinge, hinge-gap, hinge-top, listnet, mse or auto, found '{}'",
+      "--loss: expected listmle, hinge, hinge-gap, hinge-log, hinge-top, listnet, mse or auto, "
+      "found '{}'",
       loss));
 }
 
@@ -107,6 +117,7 @@ torch::Tensor batch_loss(const torch::Tensor& cost, const model::PreparedGraph& 
   if (o.loss == "listmle") return listmle_loss(cost, batch.targets);
   if (o.loss == "hinge") return hinge_loss(cost, batch.targets, o.margin);
   if (o.loss == "hinge-gap") return hinge_gap_loss(cost, batch.targets, o.margin);
+  if (o.loss == "hinge-log") return hinge_log_loss(cost, batch.targets, o.margin);
   if (o.loss == "hinge-top") return hinge_top_loss(cost, batch.targets, o.margin);
   if (o.loss == "listnet") return listnet_loss(cost, batch.targets);
   return mse_loss(cost, batch.targets, norm.log_target_mean, norm.log_target_std);

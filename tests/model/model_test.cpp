@@ -102,6 +102,32 @@ TEST(Losses, WeightedHingesCountBigGapsAndTheTopMost) {
   EXPECT_DOUBLE_EQ(train::hinge_top_loss(good, even, 1.0).item<double>(), 0.0);
 }
 
+// hinge-log asks each ordered pair to be parted by its own log runtime gap: costs spaced like
+// log runtimes cost nothing, a pair inside the noise needs hardly any room, and a pair too
+// close for its gap costs the shortfall.
+TEST(Losses, HingeLogPartsEachPairByItsLogGap) {
+  const auto target = torch::tensor({1.0, 1.01, 4.0}, torch::kFloat64);
+  const auto logs = torch::log(target).to(torch::kFloat32);
+  EXPECT_NEAR(train::hinge_log_loss(logs, target, 1.0).item<double>(), 0.0, 1e-6);
+  // Ordered, with the near-equal pair 0.001 apart: only the pairs with the big gap fall short.
+  const auto close = torch::tensor({0.0f, 0.001f, 1.0f});
+  const double gap = std::log(4.0), small = std::log(1.01);
+  const double expected = ((small - 0.001) + (gap - 1.0) + (gap - small - 0.999)) / 3.0;
+  EXPECT_NEAR(train::hinge_log_loss(close, target, 1.0).item<double>(), expected, 1e-5);
+  // Reversing the near-equal pair costs about its (small) gap plus the reversal; the plain
+  // hinge would charge the whole margin of 1.
+  const auto swap_close = torch::tensor({0.01f, 0.0f, 2.0f});
+  const double swap = train::hinge_log_loss(swap_close, target, 1.0).item<double>();
+  EXPECT_NEAR(swap, (small + 0.01) / 3.0, 1e-5);
+  EXPECT_LT(swap, train::hinge_loss(swap_close, target, 1.0).item<double>());
+  // The margin scales the gaps; the gradient pushes the faster config's cost down.
+  EXPECT_GT(train::hinge_log_loss(close, target, 2.0).item<double>(),
+            train::hinge_log_loss(close, target, 1.0).item<double>());
+  auto cost = torch::tensor({0.5f, 0.0f}, torch::requires_grad());
+  train::hinge_log_loss(cost, torch::tensor({1.0, 2.0}, torch::kFloat64), 1.0).backward();
+  EXPECT_GT(cost.grad()[0].item<float>(), 0.0f);
+  EXPECT_LT(cost.grad()[1].item<float>(), 0.0f);
+}
 // ListNet's top-one loss is about the fastest: a swap at the top costs more than the same swap
 // lower down, a configuration inside the noise of the fastest shares its weight, and the
 // gradient pushes the fastest configuration's cost down.
