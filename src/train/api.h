@@ -34,7 +34,8 @@ struct TrainOptions {
                          // 0 off, -1 the model's default (resolve_tree_passes: on for both)
   std::string tree_pass_cell = "relu";  // those passes' cell: relu | gru | norm (models.h)
   bool tree_pass_whole = false;         // up first, then down reading both (models.h)
-  std::string loss = "auto";  // listmle | hinge | hinge-gap | hinge-log | hinge-top | listnet | mse | auto
+  // listmle | hinge | hinge-gap | hinge-log | hinge-top | listnet | mse | auto
+  std::string loss = "auto";
   int epochs = 0;             // 0: the model's default (resolve_epochs)
   int configs_per_step = 32;  // K configurations of one graph per step
   double lr = 0;              // peak; 0: the model's default (resolve_lr)

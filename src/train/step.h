@@ -15,10 +15,11 @@
 namespace tcost::train {
 
 struct StepOptions {
-  std::string loss = "hinge";  // listmle | hinge | hinge-gap | hinge-log | hinge-top | listnet | mse
-  double margin = 1.0;         // hinge margin
-  double clip = 1.0;           // gradient-norm clipping
-  double lr = 1e-3;            // learning rate of this step
+  // listmle | hinge | hinge-gap | hinge-log | hinge-top | listnet | mse
+  std::string loss = "hinge";
+  double margin = 1.0;  // hinge margin
+  double clip = 1.0;    // gradient-norm clipping
+  double lr = 1e-3;     // learning rate of this step
 };
 
 // The loss of `cost` against the batch's targets.
