@@ -8,7 +8,7 @@
 # scripts/model-seeds.sh and scripts/seed-ensembles.sh. MODEL-final (e.g. ast-gcn-final) is
 # MODEL's final fit: trained with --include-valid (train/ and valid/ together, all epochs, the
 # last kept). xgb-ast is XGBoost on the syntax trees' hand-crafted features (xgb trained on
-# data/halide/ast).
+# data/halide/ast). MODEL-hlog (e.g. ast-gcn-final-hlog) trains with --loss hinge-log.
 # usage: scripts/train-seeds.sh MODEL SEED...   (after scripts/build.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,9 +17,12 @@ m=$1
 shift
 OUT=out/model-seeds
 mkdir -p "$OUT"
-base=${m%-final}
 extra=()
-[ "$base" != "$m" ] && extra=(--include-valid)
+base=${m%-hlog}
+[ "$base" != "$m" ] && extra=(--loss hinge-log)
+final=$base
+base=${base%-final}
+[ "$base" != "$final" ] && extra+=(--include-valid)
 [ "$base" = xgb-ast ] && base=xgb
 data=data/halide/layout
 [ "$base" = ast-gcn ] || [ "$m" = xgb-ast ] && data=data/halide/ast
