@@ -91,6 +91,9 @@ SETTINGS=(
   "ast-gcn-tree-pass-gru:ast:--model ast-gcn --tree-pass-cell gru"
   "ast-gcn-tree-pass-norm:ast:--model ast-gcn --tree-pass-cell norm"
   "ast-gcn-tree-pass-whole:ast:--model ast-gcn --tree-pass-whole"
+  "ast-gcn-hinge-log:ast:--model ast-gcn --loss hinge-log"
+  "ast-gcn-include-valid-hinge-log:ast:--model ast-gcn --include-valid --loss hinge-log"
+  "tgraph-ast-include-valid-hinge-log:both:--model tgraph-ast --include-valid --loss hinge-log"
 )
 ENSEMBLES=(
   "tgraph+xgb=tgraph+xgb"
@@ -121,6 +124,9 @@ ENSEMBLES=(
   "tgraph-ast-include-valid+ast-gcn-include-valid-d01+xgb-ast-w05=tgraph-ast-include-valid+ast-gcn-include-valid-d01+xgb-ast*0.5"
   "tgraph-ast+ast-gcn-tree-passes=tgraph-ast+ast-gcn-tree-passes"
   "tgraph-ast-tree-passes+ast-gcn-tree-passes=tgraph-ast-tree-passes+ast-gcn-tree-passes"
+  "tgraph-ast-include-valid+ast-gcn-include-valid-hinge-log=tgraph-ast-include-valid+ast-gcn-include-valid-hinge-log"
+  "tgraph-ast-include-valid-hinge-log+ast-gcn-include-valid-hinge-log=tgraph-ast-include-valid-hinge-log+ast-gcn-include-valid-hinge-log"
+  "tgraph-ast-include-valid+ast-gcn-include-valid-hinge-log+xgb-ast-w05=tgraph-ast-include-valid+ast-gcn-include-valid-hinge-log+xgb-ast*0.5"
 )
 if [ -n "${KFOLD_ONLY:-}" ]; then
   keep() { [[ ",$KFOLD_ONLY," == *",$1,"* ]]; }
