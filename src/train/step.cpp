@@ -33,6 +33,12 @@ torch::Tensor weighted_hinge(const torch::Tensor& cost, const torch::Tensor& w, 
   return (torch::relu(margin - diff) * w).sum() / w.sum().clamp_min(1e-12);
 }
 
+// (K, K): [i][j] = |log t_j - log t_i|, in cost's dtype.
+torch::Tensor log_gaps(const torch::Tensor& cost, const torch::Tensor& target) {
+  const auto log_t = target.log();
+  return (log_t.unsqueeze(0) - log_t.unsqueeze(1)).abs().to(cost.dtype());
+}
+
 }  // namespace
 
 torch::Tensor hinge_loss(const torch::Tensor& cost, const torch::Tensor& target, double margin) {
@@ -41,18 +47,14 @@ torch::Tensor hinge_loss(const torch::Tensor& cost, const torch::Tensor& target,
 
 torch::Tensor hinge_gap_loss(const torch::Tensor& cost, const torch::Tensor& target,
                              double margin) {
-  const auto log_t = target.log();
-  const auto gap = (log_t.unsqueeze(0) - log_t.unsqueeze(1)).abs().to(cost.dtype());
-  return weighted_hinge(cost, faster_pairs(cost, target) * gap, margin);
+  return weighted_hinge(cost, faster_pairs(cost, target) * log_gaps(cost, target), margin);
 }
 
 torch::Tensor hinge_log_loss(const torch::Tensor& cost, const torch::Tensor& target,
                              double margin) {
-  const auto log_t = target.log();
-  const auto gap = (log_t.unsqueeze(0) - log_t.unsqueeze(1)).abs().to(cost.dtype());
   const auto w = faster_pairs(cost, target);
   const auto diff = cost.unsqueeze(0) - cost.unsqueeze(1);  // [i][j] = cost_j - cost_i
-  return (torch::relu(margin * gap - diff) * w).sum() / w.sum().clamp_min(1e-12);
+  return (torch::relu(margin * log_gaps(cost, target) - diff) * w).sum() / w.sum().clamp_min(1e-12);
 }
 
 torch::Tensor hinge_top_loss(const torch::Tensor& cost, const torch::Tensor& target,
