@@ -28,9 +28,15 @@ torch::Tensor faster_pairs(const torch::Tensor& cost, const torch::Tensor& targe
 
 // max(0, margin - (cost_j - cost_i)) over the pairs, each weighted by w [i][j] (0 where i is not
 // faster than j), normalised by the total weight (the number of pairs when w is faster_pairs).
-torch::Tensor weighted_hinge(const torch::Tensor& cost, const torch::Tensor& w, double margin) {
+// The margin is one for all pairs (0-dim) or each pair's own ([i][j], (K, K)).
+torch::Tensor weighted_hinge(const torch::Tensor& cost, const torch::Tensor& w,
+                             const torch::Tensor& margin) {
   const auto diff = cost.unsqueeze(0) - cost.unsqueeze(1);  // [i][j] = cost_j - cost_i
   return (torch::relu(margin - diff) * w).sum() / w.sum().clamp_min(1e-12);
+}
+
+torch::Tensor weighted_hinge(const torch::Tensor& cost, const torch::Tensor& w, double margin) {
+  return weighted_hinge(cost, w, torch::scalar_tensor(margin, cost.dtype()));
 }
 
 // (K, K): [i][j] = |log t_j - log t_i|, in cost's dtype.
@@ -52,9 +58,7 @@ torch::Tensor hinge_gap_loss(const torch::Tensor& cost, const torch::Tensor& tar
 
 torch::Tensor hinge_log_loss(const torch::Tensor& cost, const torch::Tensor& target,
                              double margin) {
-  const auto w = faster_pairs(cost, target);
-  const auto diff = cost.unsqueeze(0) - cost.unsqueeze(1);  // [i][j] = cost_j - cost_i
-  return (torch::relu(margin * log_gaps(cost, target) - diff) * w).sum() / w.sum().clamp_min(1e-12);
+  return weighted_hinge(cost, faster_pairs(cost, target), margin * log_gaps(cost, target));
 }
 
 torch::Tensor hinge_top_loss(const torch::Tensor& cost, const torch::Tensor& target,

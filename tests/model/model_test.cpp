@@ -128,6 +128,7 @@ TEST(Losses, HingeLogPartsEachPairByItsLogGap) {
   EXPECT_GT(cost.grad()[0].item<float>(), 0.0f);
   EXPECT_LT(cost.grad()[1].item<float>(), 0.0f);
 }
+
 // ListNet's top-one loss is about the fastest: a swap at the top costs more than the same swap
 // lower down, a configuration inside the noise of the fastest shares its weight, and the
 // gradient pushes the fastest configuration's cost down.
