@@ -108,12 +108,9 @@ void register_model_commands(CLI::App& app) {
   train->add_option("--configs", t->configs_per_step, "Configurations per graph per step")
       ->capture_default_str()
       ->check(CLI::Range(2, 100000));
-  train
-      ->add_option("--loss", t->loss,
-                   "listmle | hinge | hinge-gap | hinge-log | hinge-top | listnet | mse | auto")
+  train->add_option("--loss", t->loss, fmt::format("{}", fmt::join(train::loss_names(), " | ")))
       ->capture_default_str()
-      ->check(CLI::IsMember(
-          {"listmle", "hinge", "hinge-gap", "hinge-log", "hinge-top", "listnet", "mse", "auto"}));
+      ->check(CLI::IsMember(train::loss_names()));
   train
       ->add_option("--lr", t->lr,
                    "Peak learning rate (AdamW; 0 = the model's default: 2e-3 for ast-gcn and "

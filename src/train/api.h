@@ -17,6 +17,14 @@
 
 namespace tcost::train {
 
+// Every name --loss takes: the training losses (train/losses.h), then "auto", the model's own
+// (resolve_loss). The CLI's choices, resolve_loss's check and batch_loss's dispatch read it.
+inline const std::vector<std::string>& loss_names() {
+  static const std::vector<std::string> names = {"listmle",   "hinge",   "hinge-gap", "hinge-log",
+                                                 "hinge-top", "listnet", "mse",       "auto"};
+  return names;
+}
+
 struct TrainOptions {
   std::string data;              // dataset root: train/, valid/ (test/ is not read)
   std::string out;               // best checkpoint; also OUT.resume and OUT.log.jsonl
@@ -34,11 +42,10 @@ struct TrainOptions {
                          // 0 off, -1 the model's default (resolve_tree_passes: on for both)
   std::string tree_pass_cell = "relu";  // those passes' cell: relu | gru | norm (models.h)
   bool tree_pass_whole = false;         // up first, then down reading both (models.h)
-  // listmle | hinge | hinge-gap | hinge-log | hinge-top | listnet | mse | auto
-  std::string loss = "auto";
-  int epochs = 0;             // 0: the model's default (resolve_epochs)
-  int configs_per_step = 32;  // K configurations of one graph per step
-  double lr = 0;              // peak; 0: the model's default (resolve_lr)
+  std::string loss = "auto";            // one of loss_names()
+  int epochs = 0;                       // 0: the model's default (resolve_epochs)
+  int configs_per_step = 32;            // K configurations of one graph per step
+  double lr = 0;                        // peak; 0: the model's default (resolve_lr)
   double weight_decay = 1e-5;
   double warmup = 0.05;  // fraction of steps with linear warm-up, then cosine decay
   double clip = 1.0;     // gradient-norm clipping

@@ -1,11 +1,14 @@
 // Losses, one optimiser step, and chunked prediction (step.h, losses.h).
 #include "train/step.h"
 
+#include <algorithm>
 #include <numeric>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/error.h"
+#include "train/api.h"
 #include "train/chunking.h"
 #include "train/losses.h"
 
@@ -89,13 +92,10 @@ std::string resolve_loss(const std::string& loss, const std::string& model) {
            : model == "ast-gcn" || model == "tgraph-ast" ? "hinge-gap"
                                                          : "listmle";
   }
-  if (loss == "listmle" || loss == "hinge" || loss == "hinge-gap" || loss == "hinge-log" ||
-      loss == "hinge-top" || loss == "listnet" || loss == "mse")
-    return loss;
-  throw UsageError(fmt::format(
-      "--loss: expected listmle, hinge, hinge-gap, hinge-log, hinge-top, listnet, mse or auto, "
-      "found '{}'",
-      loss));
+  const auto& names = loss_names();
+  if (std::find(names.begin(), names.end(), loss) != names.end()) return loss;
+  throw UsageError(
+      fmt::format("--loss: expected one of {}, found '{}'", fmt::join(names, ", "), loss));
 }
 
 int resolve_epochs(int epochs, const std::string& model) {
@@ -126,7 +126,9 @@ torch::Tensor batch_loss(const torch::Tensor& cost, const model::PreparedGraph& 
   if (o.loss == "hinge-log") return hinge_log_loss(cost, batch.targets, o.margin);
   if (o.loss == "hinge-top") return hinge_top_loss(cost, batch.targets, o.margin);
   if (o.loss == "listnet") return listnet_loss(cost, batch.targets);
-  return mse_loss(cost, batch.targets, norm.log_target_mean, norm.log_target_std);
+  if (o.loss == "mse")
+    return mse_loss(cost, batch.targets, norm.log_target_mean, norm.log_target_std);
+  throw UsageError(fmt::format("loss '{}' is not a training loss", o.loss));
 }
 
 double accumulate_gradients(model::Network& m, const model::PreparedGraph& batch,

@@ -15,14 +15,13 @@
 namespace tcost::train {
 
 struct StepOptions {
-  // listmle | hinge | hinge-gap | hinge-log | hinge-top | listnet | mse
-  std::string loss = "hinge";
-  double margin = 1.0;  // hinge margin
-  double clip = 1.0;    // gradient-norm clipping
-  double lr = 1e-3;     // learning rate of this step
+  std::string loss = "hinge";  // one of loss_names() (train/api.h) but auto
+  double margin = 1.0;         // hinge margin
+  double clip = 1.0;           // gradient-norm clipping
+  double lr = 1e-3;            // learning rate of this step
 };
 
-// The loss of `cost` against the batch's targets.
+// The loss of `cost` against the batch's targets; UsageError for a name that is not a loss.
 torch::Tensor batch_loss(const torch::Tensor& cost, const model::PreparedGraph& batch,
                          const model::Normalizer& norm, const StepOptions& o);
 // Forward, loss and backward of `scale` times the loss, adding to the gradients (a step over

@@ -155,6 +155,29 @@ TEST(Losses, ListNetIsAboutTheFastest) {
   EXPECT_EQ(train::resolve_loss("listnet", "ast-gcn"), "listnet");
 }
 
+// One list names the losses: each name resolves to itself, each but auto is a loss that
+// batch_loss computes (finite, differentiable), and a name off the list is refused by both.
+TEST(Losses, EveryListedNameIsALoss) {
+  model::PreparedGraph batch;
+  batch.targets = torch::tensor({1.0, 2.0, 4.0}, torch::kFloat64);
+  model::Normalizer norm;
+  norm.log_target_mean = std::log(2.0);
+  train::StepOptions o;
+  for (const auto& name : train::loss_names()) {
+    EXPECT_EQ(train::resolve_loss(name, "ast-gcn"), name == "auto" ? "hinge-gap" : name);
+    if (name == "auto") continue;
+    o.loss = name;
+    auto cost = torch::tensor({0.5f, 0.0f, -0.5f}, torch::requires_grad());
+    const auto loss = train::batch_loss(cost, batch, norm, o);
+    EXPECT_TRUE(std::isfinite(loss.item<double>())) << name;
+    loss.backward();
+    EXPECT_GT(cost.grad().abs().sum().item<float>(), 0.0f) << name;
+  }
+  EXPECT_EQ(train::loss_names().back(), "auto");
+  o.loss = "l2";
+  EXPECT_THROW(train::batch_loss(torch::zeros({3}), batch, norm, o), UsageError);
+}
+
 // Options left to the model: its loss, its epochs (the syntax-tree models train longer) and its
 // peak learning rate (the syntax-tree GCN's is higher).
 TEST(Defaults, LossEpochsLearningRateAndWorkPoolPerModel) {
