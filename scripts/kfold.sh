@@ -148,11 +148,11 @@ if [[ " ${SETTINGS[*]} " == *"--init out/pretrain/"* ]]; then
 fi
 # Fold directories of symbolic links, both views side by side: fold f's test split is its
 # families' programs (OUT/foldF/layout/SPLIT, OUT/foldF/ast/SPLIT).
-python3 - "$OUT" "$K" "${SEEDS[0]}" "$DATA" <<'PY'
-import glob, os, random, re, sys
+PYTHONPATH=scripts python3 - "$OUT" "$K" "${SEEDS[0]}" "$DATA" <<'PY'
+import glob, os, random, sys
+from families import family
 out, k, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 files = sorted(glob.glob(f"{sys.argv[4]}/layout/*/*.npz"))
-family = lambda f: re.sub(r"_[0-9][0-9x]*$", "", os.path.basename(f)[:-4])
 fams = sorted({family(f) for f in files})
 rng = random.Random(seed)
 rng.shuffle(fams)

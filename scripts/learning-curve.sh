@@ -18,11 +18,11 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-out/lc}
 JOBS=${JOBS:-2}
 mkdir -p "$OUT"
-/usr/bin/python3 - "$OUT" <<'EOF'
-import os, random, re, sys
+PYTHONPATH=scripts /usr/bin/python3 - "$OUT" <<'EOF'
+import os, random, sys
+from families import family
 out, src = sys.argv[1], os.path.abspath("data/halide/ast")
 progs = sorted(os.listdir(f"{src}/train"))
-family = lambda p: re.sub(r"_[0-9x]+\.npz$", "", p)
 families = sorted({family(p) for p in progs})
 def root(name, keep):
     d = f"{out}/{name}/ast"

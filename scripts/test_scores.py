@@ -9,15 +9,10 @@ lowered again."""
 import glob
 import math
 import os
-import re
 
 import numpy as np
 import tcost
-
-
-def family(name):
-    """A program's family: its name without the trailing size (conv1x1_28x64x128 -> conv1x1)."""
-    return re.sub(r"_[0-9][0-9x]*$", "", name)
+from families import family  # noqa: F401 (scripts import it from here too)
 
 
 def test_views(data="data/halide"):
