@@ -94,6 +94,7 @@ SETTINGS=(
   "ast-gcn-hinge-log:ast:--model ast-gcn --loss hinge-log"
   "ast-gcn-include-valid-hinge-log:ast:--model ast-gcn --include-valid --loss hinge-log"
   "tgraph-ast-include-valid-hinge-log:both:--model tgraph-ast --include-valid --loss hinge-log"
+  "tgraph-ast-hinge-log:both:--model tgraph-ast --loss hinge-log"
 )
 ENSEMBLES=(
   "tgraph+xgb=tgraph+xgb"
@@ -127,6 +128,7 @@ ENSEMBLES=(
   "tgraph-ast-include-valid+ast-gcn-include-valid-hinge-log=tgraph-ast-include-valid+ast-gcn-include-valid-hinge-log"
   "tgraph-ast-include-valid-hinge-log+ast-gcn-include-valid-hinge-log=tgraph-ast-include-valid-hinge-log+ast-gcn-include-valid-hinge-log"
   "tgraph-ast-include-valid+ast-gcn-include-valid-hinge-log+xgb-ast-w05=tgraph-ast-include-valid+ast-gcn-include-valid-hinge-log+xgb-ast*0.5"
+  "tgraph-ast-hinge-log+ast-gcn-hinge-log=tgraph-ast-hinge-log+ast-gcn-hinge-log"
 )
 if [ -n "${KFOLD_ONLY:-}" ]; then
   keep() { [[ ",$KFOLD_ONLY," == *",$1,"* ]]; }
