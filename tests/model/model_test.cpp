@@ -176,6 +176,7 @@ TEST(Losses, EveryListedNameIsALoss) {
   EXPECT_EQ(train::loss_names().back(), "auto");
   o.loss = "l2";
   EXPECT_THROW(train::batch_loss(torch::zeros({3}), batch, norm, o), UsageError);
+  EXPECT_THROW(train::resolve_loss("l2", "ast-gcn"), UsageError);
 }
 
 // Options left to the model: its loss, its epochs (the syntax-tree models train longer) and its
