@@ -4,14 +4,14 @@ training shows them --configs (32) at a time, ranking shows them all (150-191 fo
 programs). This ranks each test program of data/halide both ways with an ast-gcn checkpoint:
 all configurations at once, and in random sets of K, each configuration's cost averaged over R
 random partitions (a last set that would hold one configuration is filled up from the same
-permutation, and only that configuration's cost is kept). Prints the tau of each test program both ways and the means.
+permutation, and only that configuration's cost is kept). Prints the tau of each test program
+both ways and the means.
   PYTHONPATH=build/python:scripts /usr/bin/python3 scripts/attention-sets.py CHECKPOINT [K] [R]"""
-import glob
-import os
 import sys
 
 import numpy as np
 import tcost
+from test_scores import test_views
 
 
 def subset(t, idx):
@@ -39,8 +39,7 @@ def main(path, k=32, rounds=8):
     model = tcost.Model(path, threads=1)
     rng = np.random.default_rng(0)
     whole, in_sets = [], []
-    for f in sorted(glob.glob("data/halide/ast/test/*.npz")):
-        t = tcost.load(f)
+    for name, _, t in zip(*test_views()):
         truth = t["config_runtime"]
         c = len(truth)
         total = np.zeros(c)
@@ -55,7 +54,7 @@ def main(path, k=32, rounds=8):
                 total[idx[:own]] += cost[:own]
         whole.append(tcost.kendall_tau(model.predict(t), truth))
         in_sets.append(tcost.kendall_tau(total, truth))
-        print(f"{os.path.basename(f)[:-4]}: all at once {whole[-1]:.4f}, in sets of {k} "
+        print(f"{name}: all at once {whole[-1]:.4f}, in sets of {k} "
               f"{in_sets[-1]:.4f}", flush=True)
     print(f"mean tau: all at once {np.mean(whole):.4f}, in sets of {k} x {rounds} partitions "
           f"{np.mean(in_sets):.4f}")
