@@ -21,7 +21,9 @@
 # ast-gcn-work-pool now the default), and ast-gcn's passes down and up the trees since 2026-12-06
 # (ast-gcn-no-tree-passes trains the former default, ast-gcn-tree-passes now the default), and
 # tgraph-ast's passes since later that day (tgraph-ast-no-tree-passes trains the former default,
-# tgraph-ast-tree-passes now the default).
+# tgraph-ast-tree-passes now the default), and both models' loss hinge-log since 2026-12-07
+# (ast-gcn-hinge-gap and tgraph-ast-hinge-gap train the former default, the -hinge-log settings
+# now the default).
 # Since 2026-12-06 --threads 1 (which every training here runs with) holds OpenBLAS to one
 # thread too (core/blas.h): results in a work directory from before then differ in their last
 # digits from a run now, as another seed's would.
@@ -95,6 +97,10 @@ SETTINGS=(
   "ast-gcn-include-valid-hinge-log:ast:--model ast-gcn --include-valid --loss hinge-log"
   "tgraph-ast-include-valid-hinge-log:both:--model tgraph-ast --include-valid --loss hinge-log"
   "tgraph-ast-hinge-log:both:--model tgraph-ast --loss hinge-log"
+  "tgraph-ast-hinge-gap:both:--model tgraph-ast --loss hinge-gap"
+  "tgraph-ast-include-valid-hinge-gap:both:--model tgraph-ast --include-valid --loss hinge-gap"
+  "ast-gcn-include-valid-hinge-gap:ast:--model ast-gcn --include-valid --loss hinge-gap"
+  "ast-gcn-include-valid-hand:ast:--model ast-gcn --include-valid --hand-features"
 )
 ENSEMBLES=(
   "tgraph+xgb=tgraph+xgb"

@@ -8,9 +8,9 @@
 # both views. An ensemble is MEMBER+MEMBER..., each member optionally MODEL*WEIGHT (default 1).
 # The rows "..., seeds pooled" are one ensemble of every seed's members (no sd: one ensemble).
 # The rows MODEL-final are the final fits of the syntax-tree models (--include-valid: trained on
-# the training and validation programs together, all epochs, the last kept); MODEL-final-hlog
-# the same with --loss hinge-log (not in the default MODELS: name them, e.g.
-# MODELS="... ast-gcn-final-hlog tgraph-ast-final-hlog").
+# the training and validation programs together, all epochs, the last kept); MODEL-gap the same
+# model with --loss hinge-gap, the syntax-tree models' default until 2026-12-07 (not in the
+# default MODELS: name them, e.g. MODELS="... ast-gcn-final-gap tgraph-ast-final-gap").
 # REUSE=1 keeps checkpoints already in out/model-seeds (trains only what is missing or unfinished; training:
 # scripts/train-seeds.sh, scoring: scripts/test_scores.py). MODELS="tgraph xgb ..." takes a subset
 # of the rows (and the ensembles all of whose members are in it); JOBS=2 trains two checkpoints
@@ -45,11 +45,9 @@ only_trained() {
 mapfile -t ENSEMBLES < <(only_trained tgraph+xgb tgraph+ast-gcn "tgraph+ast-gcn*3" \
   tgraph+ast-gcn+xgb ast-gcn+xgb "ast-gcn*3+xgb" tgraph-ast+xgb tgraph-ast+ast-gcn \
   tgraph-ast-final+ast-gcn-final ast-gcn+xgb-ast tgraph-ast-final+ast-gcn-final+xgb-ast \
-  "tgraph-ast-final+ast-gcn-final+xgb-ast*0.5" tgraph-ast-final+ast-gcn-final-hlog \
-  tgraph-ast-final-hlog+ast-gcn-final-hlog)
+  "tgraph-ast-final+ast-gcn-final+xgb-ast*0.5" tgraph-ast-final-gap+ast-gcn-final-gap)
 mapfile -t POOLED < <(only_trained tgraph-ast-final+ast-gcn-final \
-  "tgraph-ast-final+ast-gcn-final+xgb-ast*0.5" ast-gcn-final-hlog \
-  tgraph-ast-final+ast-gcn-final-hlog tgraph-ast-final-hlog+ast-gcn-final-hlog)
+  "tgraph-ast-final+ast-gcn-final+xgb-ast*0.5" ast-gcn-final tgraph-ast-final-gap+ast-gcn-final-gap)
 # ensemble OUT ENSEMBLE SEED...: the members of ENSEMBLE (MODEL[*WEIGHT]+...) for every SEED.
 ensemble() {
   local out=$1 e=$2 m s w

@@ -8,7 +8,9 @@
 # scripts/model-seeds.sh and scripts/seed-ensembles.sh. MODEL-final (e.g. ast-gcn-final) is
 # MODEL's final fit: trained with --include-valid (train/ and valid/ together, all epochs, the
 # last kept). xgb-ast is XGBoost on the syntax trees' hand-crafted features (xgb trained on
-# data/halide/ast). MODEL-hlog (e.g. ast-gcn-final-hlog) trains with --loss hinge-log.
+# data/halide/ast). MODEL-gap (e.g. ast-gcn-final-gap) trains with --loss hinge-gap, the syntax-tree
+# models' default loss until 2026-12-07 (hinge-log since; MODEL-hlog checkpoints of before then
+# were trained with it explicitly: the defaults' checkpoints now).
 # usage: scripts/train-seeds.sh MODEL SEED...   (after scripts/build.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,8 +20,8 @@ shift
 OUT=out/model-seeds
 mkdir -p "$OUT"
 extra=()
-base=${m%-hlog}
-[ "$base" != "$m" ] && extra=(--loss hinge-log)
+base=${m%-gap}
+[ "$base" != "$m" ] && extra=(--loss hinge-gap)
 final=$base
 base=${base%-final}
 [ "$base" != "$final" ] && extra+=(--include-valid)

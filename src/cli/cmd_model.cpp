@@ -162,6 +162,9 @@ void register_model_commands(CLI::App& app) {
   train->add_flag("--tree-pass-whole", t->tree_pass_whole,
                   "the tree passes over the whole tree: up first, then down reading the parent's "
                   "states of both passes, so that a node reads its siblings' subtrees too");
+  train->add_flag("--hand-features", t->hand_features,
+                  "ast-gcn, tgraph-ast: the head reads each tree's hand-crafted features "
+                  "(XGBoost's on the trees) beside its pooled node features");
   train->add_flag("--include-valid", t->include_valid,
                   "Train on train/ and valid/ together for all --epochs, without validation, "
                   "and keep the last epoch (the final fit, once validation chose the options)");

@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "core/prune.h"
 #include "core/tpugraphs_io.h"
+#include "model/handcrafted.h"
 
 namespace tcost::model {
 namespace {
@@ -200,6 +201,10 @@ void Normalizer::save(torch::serialize::OutputArchive& a) const {
   a.write("tile_mean", tile_mean);
   a.write("tile_std", tile_std);
   a.write("log_target", torch::tensor({log_target_mean, log_target_std}, torch::kFloat64));
+  if (hand_mean.defined()) {
+    a.write("hand_mean", hand_mean);
+    a.write("hand_std", hand_std);
+  }
   if (trees) {
     torch::serialize::OutputArchive t;
     trees->save(t);
@@ -227,6 +232,16 @@ Normalizer Normalizer::load(torch::serialize::InputArchive& a) {
   n.log_target_std = t[1].item<double>();
   if (n.node_mean.numel() != n.node_feat_width || n.tile_mean.numel() != n.config_feat_width) {
     throw InputError("checkpoint normaliser has inconsistent sizes");
+  }
+  torch::Tensor hand_mean, hand_std;
+  if (a.try_read("hand_mean", hand_mean)) {
+    if (!a.try_read("hand_std", hand_std) || hand_mean.numel() != handcrafted_tree_width() ||
+        hand_std.numel() != handcrafted_tree_width())
+      throw InputError(fmt::format(
+          "checkpoint normaliser's hand-crafted tree features: {} statistics, expected {}",
+          hand_mean.numel(), handcrafted_tree_width()));
+    n.hand_mean = hand_mean;
+    n.hand_std = hand_std;
   }
   torch::serialize::InputArchive tree_archive;
   if (a.try_read("trees", tree_archive)) {
@@ -336,11 +351,12 @@ PreparedGraph select_views(const PreparedGraph& g, const AstSet& trees,
 
 namespace tcost::model {
 
-Normalizer fit_ast_normalizer(const std::vector<std::string>& files) {
+Normalizer fit_ast_normalizer(const std::vector<std::string>& files, bool hand_features,
+                              int64_t max_configs) {
   if (files.empty()) throw InputError("cannot fit feature statistics: the training split is empty");
   Normalizer n;
   n.collection = Collection::kAst;
-  ColumnStats nodes;
+  ColumnStats nodes, hand;
   ScalarStats log_target;
   for (size_t i = 0; i < files.size(); ++i) {
     const AstSet s = load_ast(files[i]);
@@ -352,14 +368,39 @@ Normalizer fit_ast_normalizer(const std::vector<std::string>& files) {
     }
     nodes.add(signed_log1p(from_floats(s.feats, {s.num_nodes(), s.node_feat_width})));
     for (int64_t r : s.runtime_ns) log_target.add(std::log(static_cast<double>(r)));
+    if (hand_features) {
+      std::vector<int64_t> first(static_cast<size_t>(std::min(s.num_configs, max_configs)));
+      for (size_t c = 0; c < first.size(); ++c) first[c] = static_cast<int64_t>(c);
+      const auto rows = handcrafted_tree_features(select_ast_configs(s, first));
+      hand.add(from_floats(rows, {static_cast<int64_t>(first.size()), handcrafted_tree_width()}));
+    }
   }
   nodes.finish(n.node_mean, n.node_std);
+  if (hand_features) hand.finish(n.hand_mean, n.hand_std);
   n.config_feat_width = 0;
   n.tile_mean = torch::zeros({0});
   n.tile_std = torch::ones({0});
   log_target.finish(n.log_target_mean, n.log_target_std);
   return n;
 }
+
+namespace {
+
+// The hand-crafted features of configurations `indices` of `set`, standardised (K, W). They read
+// each tree beside configuration 0's (the default schedule), which is drawn with them; values
+// beyond kHandClamp standard deviations (a family unlike the training ones) are clamped.
+torch::Tensor standardised_hand_features(const AstSet& set, const std::vector<int64_t>& indices,
+                                         const Normalizer& norm) {
+  constexpr double kHandClamp = 6;
+  std::vector<int64_t> with_default{0};
+  with_default.insert(with_default.end(), indices.begin(), indices.end());
+  const auto rows = handcrafted_tree_features(select_ast_configs(set, with_default));
+  const int64_t k = static_cast<int64_t>(indices.size());
+  const auto x = from_floats(rows, {k + 1, handcrafted_tree_width()}).narrow(0, 1, k);
+  return ((x - norm.hand_mean) / norm.hand_std).clamp(-kHandClamp, kHandClamp);
+}
+
+}  // namespace
 
 PreparedGraph prepare_ast_batch(const AstSet& set, const std::vector<int64_t>& indices,
                                 const Normalizer& norm) {
@@ -392,6 +433,7 @@ PreparedGraph prepare_ast_batch(const AstSet& set, const std::vector<int64_t>& i
   p.configs = torch::zeros({s.num_configs, 0});
   std::vector<double> t(s.runtime_ns.begin(), s.runtime_ns.end());
   p.targets = torch::tensor(t, torch::kFloat64);
+  if (norm.hand_mean.defined()) in.hand = standardised_hand_features(set, indices, norm);
   return p;
 }
 

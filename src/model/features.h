@@ -33,6 +33,9 @@ struct Normalizer {
   double log_target_mean = 0, log_target_std = 1;
   // Models that read two views (tgraph-ast): the syntax trees' statistics beside the graphs'.
   std::shared_ptr<const Normalizer> trees;
+  // Syntax trees, for a model that reads their hand-crafted features (ModelOptions::
+  // hand_features): those features' statistics (handcrafted_tree_width()); undefined otherwise.
+  torch::Tensor hand_mean, hand_std;
 
   // Fits on every graph of `files` (at most max_configs configurations each).
   static Normalizer fit(const std::vector<std::string>& files, int64_t max_configs = 1000);
@@ -63,6 +66,8 @@ struct GraphInput {
                                  // configurable nodes, -1 when it is fixed or absent
   torch::Tensor node_layout;     // (n + 1, 6) each node's own layout (node features 134-139)
   torch::Tensor tree_id;         // ast: (n) int64 the configuration each node's tree belongs to
+  torch::Tensor hand;  // ast, where the normaliser has their statistics: (K, W) each tree's
+                       // hand-crafted features (handcrafted_tree_features), standardised
   // ast: the nodes by depth, for passes along the trees' edges (models.h, tree_passes): level d
   // holds the nodes d edges below their tree's root (int64 ids), tree_parent[d] each one's
   // parent as a position in level d - 1 (level 0: empty), and tree_unlevel the permutation that
@@ -96,10 +101,13 @@ PreparedGraph select_configs(const PreparedGraph& g, const torch::Tensor& index)
 PreparedGraph select_views(const PreparedGraph& g, const AstSet& trees,
                            const std::vector<int64_t>& index, const Normalizer& norm);
 
-// Syntax trees: statistics over the node features of every tree in `files`.
-Normalizer fit_ast_normalizer(const std::vector<std::string>& files);
+// Syntax trees: statistics over the node features of every tree in `files`; with hand_features,
+// over the trees' hand-crafted features too (their first max_configs configurations each).
+Normalizer fit_ast_normalizer(const std::vector<std::string>& files, bool hand_features = false,
+                              int64_t max_configs = 1000);
 // The trees of configurations `indices` of one program as one disjoint graph: node_feat and
-// opcode (= node kind) per node, edges both ways, tree_id per node; configs is (K, 0).
+// opcode (= node kind) per node, edges both ways, tree_id per node; configs is (K, 0). With
+// hand-crafted feature statistics in `norm`, also input.hand.
 PreparedGraph prepare_ast_batch(const AstSet& set, const std::vector<int64_t>& indices,
                                 const Normalizer& norm);
 

@@ -6,6 +6,7 @@
 #include "core/ast.h"
 #include "core/error.h"
 #include "core/opcodes.h"
+#include "model/handcrafted.h"
 #include "model/tree_pass_cells.h"
 
 namespace tcost::model {
@@ -492,8 +493,9 @@ class AstGcn : public Network {
   explicit AstGcn(const ModelOptions& o, int64_t node_feat_width, bool scalar_head = true) : o_(o) {
     kind_ = register_module("kind", torch::nn::Embedding(kAstNumKinds, o.opcode_dim));
     input_ = register_module("input", torch::nn::Linear(node_feat_width + o.opcode_dim, o.hidden));
-    gcn_ = register_module("gcn", ResidualGcn(o.hidden, o.layers, scalar_head,
-                                              o.work_pool ? o.hidden + 1 : 0, o.dropout));
+    const int64_t extra =
+        (o.work_pool ? o.hidden + 1 : 0) + (o.hand_features ? handcrafted_tree_width() : 0);
+    gcn_ = register_module("gcn", ResidualGcn(o.hidden, o.layers, scalar_head, extra, o.dropout));
     if (o.tree_attention) att_ = register_module("tree_attention", CrossConfigAttention(o.hidden));
     if (o.work_pool) work_score_ = register_module("work_score", torch::nn::Linear(o.hidden, 1));
     if (o.tree_passes) {
@@ -521,12 +523,12 @@ class AstGcn : public Network {
   }
   torch::Tensor forward(const GraphInput& g, const torch::Tensor& configs) override {
     const auto p = pooled(g, configs.size(0));
-    return gcn_->head(p.mean, p.scaled_sum, p.work);
+    return gcn_->head(p.mean, p.scaled_sum, p.extra);
   }
   // The head's hidden layer for each of the k trees (k, hidden).
   torch::Tensor embed(const GraphInput& g, int64_t k) {
     const auto p = pooled(g, k);
-    return gcn_->head_hidden(p.mean, p.scaled_sum, p.work);
+    return gcn_->head_hidden(p.mean, p.scaled_sum, p.extra);
   }
   double flops_per_config(const GraphInput& g) const override {
     const double trees = std::max<double>(
@@ -538,10 +540,12 @@ class AstGcn : public Network {
 
  private:
   struct Pooled {
-    torch::Tensor mean, scaled_sum, work;  // work: undefined without work_pool
+    // extra: the work pool's features, then the hand-crafted ones; undefined without either.
+    torch::Tensor mean, scaled_sum, extra;
   };
   // Per tree: the mean of its nodes' features (read beside the other trees' with tree
-  // attention), their sum scaled by 1/sqrt(count), and with work_pool the attention pool.
+  // attention), their sum scaled by 1/sqrt(count), with work_pool the attention pool, and with
+  // hand_features the trees' hand-crafted features.
   Pooled pooled(const GraphInput& g, int64_t k) {
     auto x = gcn_->drop(torch::relu(input_(torch::cat({g.node_feat, kind_(g.opcode)}, 1))));
     if (self_) x = x + tree_passes(g, x);
@@ -553,7 +557,14 @@ class AstGcn : public Network {
     auto mean = sum / count;
     if (att_) mean = att_->forward(mean.unsqueeze(1)).squeeze(1);  // (K, 1, H): across the K
     Pooled out{mean, sum / count.sqrt(), {}};
-    if (work_score_) out.work = work_pool(g, h, nodes);
+    if (work_score_) out.extra = work_pool(g, h, nodes);
+    if (o_.hand_features) {
+      if (!g.hand.defined() || g.hand.size(0) != k)
+        throw InputError(
+            "this model reads the trees' hand-crafted features, which the batch lacks (a "
+            "normaliser without their statistics)");
+      out.extra = out.extra.defined() ? torch::cat({out.extra, g.hand}, 1) : g.hand;
+    }
     return out;
   }
   // Softmax of a learned score over each tree's nodes, the features pooled with those weights,
@@ -708,6 +719,7 @@ std::string ModelOptions::to_json() const {
                         {"tree_passes", tree_passes},
                         {"tree_pass_cell", tree_pass_cell},
                         {"tree_pass_whole", tree_pass_whole},
+                        {"hand_features", hand_features},
                         {"dropout", dropout},
                         {"segment_nodes", segment_nodes}}
       .dump();
@@ -750,6 +762,8 @@ ModelOptions ModelOptions::from_json(const std::string& text) {
         o.tree_pass_cell = it->get<std::string>();
       else if (k == "tree_pass_whole")
         o.tree_pass_whole = it->get<bool>();
+      else if (k == "hand_features")
+        o.hand_features = it->get<bool>();
       else if (k == "dropout")
         o.dropout = it->get<double>();
       else if (k == "segment_nodes")

@@ -64,6 +64,11 @@ struct ModelOptions {
   // states of both passes, so that a node reads its siblings' subtrees too (the parent's up
   // state), not only its enclosing loops and what lies below it.
   bool tree_pass_whole = false;
+  // ast-gcn (and tgraph-ast's trees): the head reads each tree's hand-crafted features
+  // (handcrafted_tree_features, XGBoost's on the trees: aggregates of the loop nest and their
+  // differences from the default schedule's) beside its pooled node features, a "wide" input
+  // beside the deep one. The normaliser carries their statistics (GraphInput::hand).
+  bool hand_features = false;
   // ast-gcn (and tgraph-ast's trees and head): dropout probability in training on the nodes'
   // input features, each GCN layer's update and the head's hidden layer; 0 = none.
   double dropout = 0;

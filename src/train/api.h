@@ -42,10 +42,12 @@ struct TrainOptions {
                          // 0 off, -1 the model's default (resolve_tree_passes: on for both)
   std::string tree_pass_cell = "relu";  // those passes' cell: relu | gru | norm (models.h)
   bool tree_pass_whole = false;         // up first, then down reading both (models.h)
-  std::string loss = "auto";            // one of loss_names()
-  int epochs = 0;                       // 0: the model's default (resolve_epochs)
-  int configs_per_step = 32;            // K configurations of one graph per step
-  double lr = 0;                        // peak; 0: the model's default (resolve_lr)
+  bool hand_features = false;  // ast-gcn, tgraph-ast: the head reads the trees' hand-crafted
+                               // features too (models.h)
+  std::string loss = "auto";   // one of loss_names()
+  int epochs = 0;              // 0: the model's default (resolve_epochs)
+  int configs_per_step = 32;   // K configurations of one graph per step
+  double lr = 0;               // peak; 0: the model's default (resolve_lr)
   double weight_decay = 1e-5;
   double warmup = 0.05;  // fraction of steps with linear warm-up, then cosine decay
   double clip = 1.0;     // gradient-norm clipping

@@ -89,7 +89,7 @@ torch::Tensor mse_loss(const torch::Tensor& cost, const torch::Tensor& target, d
 std::string resolve_loss(const std::string& loss, const std::string& model) {
   if (loss == "auto") {
     return model == "tgraph"                             ? "hinge"
-           : model == "ast-gcn" || model == "tgraph-ast" ? "hinge-gap"
+           : model == "ast-gcn" || model == "tgraph-ast" ? "hinge-log"
                                                          : "listmle";
   }
   const auto& names = loss_names();

@@ -44,8 +44,9 @@ std::vector<double> predict_prepared(model::Network& m, const model::PreparedGra
 std::vector<double> predict_ast(model::Network& m, const AstSet& set, const model::Normalizer& norm,
                                 int64_t chunk);
 
-// The loss a model trains with by default ("auto"): hinge for tgraph, hinge-gap for ast-gcn
-// (mse before 2026-12-01; checkpoints keep the loss they were trained with), listmle otherwise.
+// The loss a model trains with by default ("auto"): hinge for tgraph, hinge-log for ast-gcn and
+// tgraph-ast (hinge-gap from 2026-12-01 to 2026-12-07, mse before; checkpoints keep the loss
+// they were trained with), listmle otherwise.
 // UsageError for an unknown name.
 std::string resolve_loss(const std::string& loss, const std::string& model);
 

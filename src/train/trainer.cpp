@@ -309,6 +309,7 @@ Checkpoint start_or_resume(const TrainOptions& o, const std::vector<std::string>
   mo.tree_passes = resolve_tree_passes(o.tree_passes, o.model);
   mo.tree_pass_cell = o.tree_pass_cell;
   mo.tree_pass_whole = o.tree_pass_whole;
+  mo.hand_features = o.hand_features;
   mo = mo.resolved();
   if (o.resume) {
     Checkpoint ck = load_checkpoint(resume_path);
@@ -320,13 +321,13 @@ Checkpoint start_or_resume(const TrainOptions& o, const std::vector<std::string>
   }
   Checkpoint ck;
   ck.meta.model = mo;
-  ck.normalizer =
-      ast_data ? model::fit_ast_normalizer(train_files) : model::Normalizer::fit(train_files);
+  ck.normalizer = ast_data ? model::fit_ast_normalizer(train_files, mo.hand_features)
+                           : model::Normalizer::fit(train_files);
   if (mo.name == "tgraph-ast") {
     std::vector<std::string> tree_files;
     for (const auto& f : train_files) tree_files.push_back(twin_path(f));
-    ck.normalizer.trees =
-        std::make_shared<const model::Normalizer>(model::fit_ast_normalizer(tree_files));
+    ck.normalizer.trees = std::make_shared<const model::Normalizer>(
+        model::fit_ast_normalizer(tree_files, mo.hand_features));
   }
   ck.model = model::make_model(mo, model::dims_of(ck.normalizer), ck.normalizer);
   if (!o.init.empty()) start_from(o.init, ck, o.quiet);
@@ -477,6 +478,9 @@ void check_model_options(const TrainOptions& o) {
         fmt::format("--tree-pass-whole orders the tree passes, which {} does not make here "
                     "(--tree-passes)",
                     o.model));
+  if (o.hand_features && o.model != "ast-gcn" && o.model != "tgraph-ast")
+    throw UsageError(
+        fmt::format("--hand-features: the syntax-tree models' head reads them, not {}'s", o.model));
   if (o.config_pool && o.model != "tgraph")
     throw UsageError(fmt::format("--config-pool is a tgraph option, not {}'s", o.model));
 }

@@ -1,6 +1,7 @@
 // Tests of the model and training layers (one translation unit: LibTorch headers are slow).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -164,7 +165,7 @@ TEST(Losses, EveryListedNameIsALoss) {
   norm.log_target_mean = std::log(2.0);
   train::StepOptions o;
   for (const auto& name : train::loss_names()) {
-    EXPECT_EQ(train::resolve_loss(name, "ast-gcn"), name == "auto" ? "hinge-gap" : name);
+    EXPECT_EQ(train::resolve_loss(name, "ast-gcn"), name == "auto" ? "hinge-log" : name);
     if (name == "auto") continue;
     o.loss = name;
     auto cost = torch::tensor({0.5f, 0.0f, -0.5f}, torch::requires_grad());
@@ -184,8 +185,8 @@ TEST(Losses, EveryListedNameIsALoss) {
 TEST(Defaults, LossEpochsLearningRateAndWorkPoolPerModel) {
   EXPECT_EQ(train::TrainOptions().loss, "auto");
   EXPECT_EQ(train::resolve_loss("auto", "tgraph"), "hinge");
-  EXPECT_EQ(train::resolve_loss("auto", "ast-gcn"), "hinge-gap");
-  EXPECT_EQ(train::resolve_loss("auto", "tgraph-ast"), "hinge-gap");
+  EXPECT_EQ(train::resolve_loss("auto", "ast-gcn"), "hinge-log");
+  EXPECT_EQ(train::resolve_loss("auto", "tgraph-ast"), "hinge-log");
   EXPECT_EQ(train::resolve_loss("auto", "sage"), "listmle");
   EXPECT_THROW(train::resolve_loss("l2", "tgraph"), UsageError);
   EXPECT_EQ(train::TrainOptions().epochs, 0);
@@ -713,6 +714,57 @@ TEST(AstTraining, AstGcnLearnsSyntaxTreesAndRefusesGraphs) {
   EXPECT_THROW(train::train_model(t), UsageError);
 }
 
+// The trees' hand-crafted features in the head (--hand-features): the normaliser fitted with
+// them carries their statistics through the checkpoint, each batch holds them standardised, row
+// for row the configurations it was drawn with (each read beside configuration 0, the default
+// schedule, as XGBoost reads them), the head's scores move with them, a batch without them is
+// refused, and a model that reads no trees refuses the option.
+TEST(AstTraining, HandFeaturesReachTheHead) {
+  TempDir dir;
+  write_small_ast_dataset(dir);
+  train::TrainOptions t = quick_options(dir / "ast", "ast-gcn", dir / "hand.pt", 6);
+  t.hand_features = true;
+  train::train_model(t);
+  EXPECT_GT(evaluate_on(t.out, dir / "ast").mean_kendall_tau, 0.3);
+  const auto ck = train::load_checkpoint(t.out);
+  EXPECT_TRUE(ck.meta.model.hand_features);
+  ASSERT_TRUE(ck.normalizer.hand_mean.defined());
+  const int w = model::handcrafted_tree_width();
+  ASSERT_EQ(ck.normalizer.hand_mean.numel(), w);
+  EXPECT_GT(ck.normalizer.hand_std.min().item<float>(), 0);
+
+  std::vector<std::string> tests;
+  for (const auto& e : std::filesystem::directory_iterator(dir / "ast/test"))
+    tests.push_back(e.path().string());
+  std::sort(tests.begin(), tests.end());
+  ASSERT_FALSE(tests.empty());
+  const AstSet set = load_ast(tests.front());
+  const std::vector<int64_t> idx = {3, 1, 4};
+  const auto b = model::prepare_ast_batch(set, idx, ck.normalizer);
+  ASSERT_TRUE(b.input.hand.defined());
+  ASSERT_EQ(b.input.hand.sizes(), (std::vector<int64_t>{3, w}));
+  const auto all = model::handcrafted_tree_features(set);
+  for (size_t r = 0; r < idx.size(); ++r) {
+    const auto row = torch::from_blob(const_cast<float*>(&all[idx[r] * w]), {w}).clone();
+    const auto want = ((row - ck.normalizer.hand_mean) / ck.normalizer.hand_std).clamp(-6, 6);
+    EXPECT_TRUE(torch::allclose(b.input.hand[static_cast<int64_t>(r)], want, 1e-4, 1e-5)) << r;
+  }
+  torch::NoGradGuard ng;
+  ck.model->eval();
+  const auto k = torch::zeros({3, 0});
+  const auto scores = ck.model->forward(b.input, k);
+  model::GraphInput moved = b.input;
+  moved.hand = b.input.hand + 1;
+  EXPECT_FALSE(torch::allclose(ck.model->forward(moved, k), scores));
+
+  // A normaliser without their statistics makes batches without them: refused by this model.
+  const auto plain = model::prepare_ast_batch(set, idx, model::fit_ast_normalizer(tests));
+  EXPECT_FALSE(plain.input.hand.defined());
+  EXPECT_THROW(ck.model->forward(plain.input, k), InputError);
+  t.model = "tgraph";
+  EXPECT_THROW(train::train_model(t), UsageError);
+}
+
 // XGBoost on the syntax trees' features (TVM's way): trained on a directory of trees, it ranks
 // unseen programs' trees, refuses graphs, refits on a new program's trees (boosting rounds) and
 // saves what it learned.
@@ -1086,7 +1138,7 @@ TEST(TwoViewTraining, TGraphAstLearnsFromEitherView) {
     const auto ck = train::load_checkpoint(t.out);
     ASSERT_TRUE(ck.normalizer.trees);
     EXPECT_EQ(ck.normalizer.trees->collection, Collection::kAst);
-    EXPECT_EQ(ck.meta.loss, "hinge-gap");
+    EXPECT_EQ(ck.meta.loss, "hinge-log");
     EXPECT_TRUE(ck.meta.model.work_pool);  // tgraph-ast's default
     auto m = train::load_cost_model(t.out, 1);
     EXPECT_EQ(m->collections(), (std::vector<Collection>{Collection::kLayout, Collection::kAst}));
