@@ -1189,6 +1189,31 @@ TEST(TwoViewTraining, TGraphAstLearnsFromEitherView) {
       EXPECT_EQ(train::load_cost_model(rest.out, 1)->score(train::Views{&g, &a}), cost);
     }
   }
+  // With --hand-features the trees' normaliser holds their statistics and both formulations
+  // read them: the same scores.
+  {
+    const std::string root = dir / "trees";
+    train::TrainOptions t = quick_options(root, "tgraph-ast", root + "/hand.pt", 2);
+    t.hand_features = true;
+    train::train_model(t);
+    const auto ck = train::load_checkpoint(t.out);
+    EXPECT_TRUE(ck.meta.model.hand_features);
+    ASSERT_TRUE(ck.normalizer.trees);
+    ASSERT_TRUE(ck.normalizer.trees->hand_mean.defined());
+    const Graph g = load_graph(root + "/layout/test/g13.npz");
+    const AstSet a = load_ast(root + "/ast/test/g13.npz");
+    const auto cost = train::load_cost_model(t.out, 1)->score(train::Views{&g, &a});
+    ASSERT_EQ(cost.size(), static_cast<size_t>(g.num_configs));
+    torch::NoGradGuard no_grad;
+    const auto p = model::prepare_graph(g, ck.normalizer, ck.model->prune_hops());
+    std::vector<int64_t> idx(static_cast<size_t>(g.num_configs));
+    std::iota(idx.begin(), idx.end(), 0);
+    const auto b = model::select_views(p, a, idx, ck.normalizer);
+    ck.model->eval();
+    const auto ref = ck.model->reference_forward(b.input, b.configs);
+    EXPECT_TRUE(torch::allclose(ref, ck.model->forward(b.input, b.configs), 1e-4, 1e-4));
+    for (size_t i = 0; i < cost.size(); ++i) EXPECT_NEAR(cost[i], ref[i].item<double>(), 1e-3);
+  }
   // A root without ast/, and a layout root, are usage errors; a twin whose configurations
   // differ is an input error naming both files.
   train::TrainOptions t = quick_options(dir / "graphs/layout", "tgraph-ast", dir / "bad.pt", 1);
