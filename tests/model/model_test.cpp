@@ -1121,6 +1121,22 @@ void write_two_views(const std::string& root, bool runtimes_from_trees) {
   }
 }
 
+// The costs a two-view model scored for (g, a) are its reference formulation's (batch-major
+// TGraph), and its node-major forward agrees with that formulation.
+void expect_reference_scores(const train::Checkpoint& ck, const Graph& g, const AstSet& a,
+                             const std::vector<double>& cost) {
+  torch::NoGradGuard no_grad;
+  const auto p = model::prepare_graph(g, ck.normalizer, ck.model->prune_hops());
+  std::vector<int64_t> idx(static_cast<size_t>(g.num_configs));
+  std::iota(idx.begin(), idx.end(), 0);
+  const auto b = model::select_views(p, a, idx, ck.normalizer);
+  ck.model->eval();
+  const auto ref = ck.model->reference_forward(b.input, b.configs);
+  EXPECT_TRUE(torch::allclose(ref, ck.model->forward(b.input, b.configs), 1e-4, 1e-4));
+  ASSERT_EQ(cost.size(), static_cast<size_t>(ref.size(0)));
+  for (size_t i = 0; i < cost.size(); ++i) EXPECT_NEAR(cost[i], ref[i].item<double>(), 1e-3);
+}
+
 // tgraph-ast reads both views in one network: it learns whichever view tells the
 // configurations apart, round-trips through its checkpoint, scores through the in-memory
 // interface from both views only, and refuses data without syntax trees beside the graphs.
@@ -1148,18 +1164,7 @@ TEST(TwoViewTraining, TGraphAstLearnsFromEitherView) {
     ASSERT_EQ(cost.size(), static_cast<size_t>(g.num_configs));
     EXPECT_EQ(cost, train::load_cost_model(t.out, 1)->score(train::Views{&g, &a}));
     // The same scores as the network's reference formulation (batch-major TGraph).
-    {
-      torch::NoGradGuard no_grad;
-      const auto p = model::prepare_graph(g, ck.normalizer, ck.model->prune_hops());
-      std::vector<int64_t> idx(static_cast<size_t>(g.num_configs));
-      std::iota(idx.begin(), idx.end(), 0);
-      const auto b = model::select_views(p, a, idx, ck.normalizer);
-      ck.model->eval();
-      const auto ref = ck.model->reference_forward(b.input, b.configs);
-      const auto fwd = ck.model->forward(b.input, b.configs);
-      EXPECT_TRUE(torch::allclose(ref, fwd, 1e-4, 1e-4));
-      for (size_t i = 0; i < cost.size(); ++i) EXPECT_NEAR(cost[i], ref[i].item<double>(), 1e-3);
-    }
+    expect_reference_scores(ck, g, a, cost);
     EXPECT_THROW(m->score(g), InputError);                          // the graph alone
     EXPECT_THROW(m->score(train::Views{&g, nullptr}), InputError);  // no trees
     AstSet fewer = select_ast_configs(a, {0, 1, 2});
@@ -1204,15 +1209,7 @@ TEST(TwoViewTraining, TGraphAstLearnsFromEitherView) {
     const AstSet a = load_ast(root + "/ast/test/g13.npz");
     const auto cost = train::load_cost_model(t.out, 1)->score(train::Views{&g, &a});
     ASSERT_EQ(cost.size(), static_cast<size_t>(g.num_configs));
-    torch::NoGradGuard no_grad;
-    const auto p = model::prepare_graph(g, ck.normalizer, ck.model->prune_hops());
-    std::vector<int64_t> idx(static_cast<size_t>(g.num_configs));
-    std::iota(idx.begin(), idx.end(), 0);
-    const auto b = model::select_views(p, a, idx, ck.normalizer);
-    ck.model->eval();
-    const auto ref = ck.model->reference_forward(b.input, b.configs);
-    EXPECT_TRUE(torch::allclose(ref, ck.model->forward(b.input, b.configs), 1e-4, 1e-4));
-    for (size_t i = 0; i < cost.size(); ++i) EXPECT_NEAR(cost[i], ref[i].item<double>(), 1e-3);
+    expect_reference_scores(ck, g, a, cost);
   }
   // A root without ast/, and a layout root, are usage errors; a twin whose configurations
   // differ is an input error naming both files.
