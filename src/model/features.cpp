@@ -369,10 +369,9 @@ Normalizer fit_ast_normalizer(const std::vector<std::string>& files, bool hand_f
     nodes.add(signed_log1p(from_floats(s.feats, {s.num_nodes(), s.node_feat_width})));
     for (int64_t r : s.runtime_ns) log_target.add(std::log(static_cast<double>(r)));
     if (hand_features) {
-      std::vector<int64_t> first(static_cast<size_t>(std::min(s.num_configs, max_configs)));
-      for (size_t c = 0; c < first.size(); ++c) first[c] = static_cast<int64_t>(c);
-      const auto rows = handcrafted_tree_features(select_ast_configs(s, first));
-      hand.add(from_floats(rows, {static_cast<int64_t>(first.size()), handcrafted_tree_width()}));
+      const AstSet first = first_ast_configs(s, max_configs);
+      hand.add(from_floats(handcrafted_tree_features(first),
+                           {first.num_configs, handcrafted_tree_width()}));
     }
   }
   nodes.finish(n.node_mean, n.node_std);

@@ -478,7 +478,7 @@ void check_model_options(const TrainOptions& o) {
         fmt::format("--tree-pass-whole orders the tree passes, which {} does not make here "
                     "(--tree-passes)",
                     o.model));
-  if (o.hand_features && o.model != "ast-gcn" && o.model != "tgraph-ast")
+  if (o.hand_features && !reads_trees)
     throw UsageError(
         fmt::format("--hand-features: the syntax-tree models' head reads them, not {}'s", o.model));
   if (o.config_pool && o.model != "tgraph")
