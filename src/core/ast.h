@@ -53,8 +53,10 @@ enum AstFeature : int {
   // Since 2026-12-02 (width 12; 8-wide trees and checkpoints are refused by their width): how
   // an access walks memory, and the width of values.
   kAstLogStride = 8,       // loads/stores: log2(1 + |elements the index moves per iteration of
-                           // the innermost enclosing loop|): 0 reused across it, 1 contiguous,
-                           // -1 when not a constant
+                           // the innermost enclosing loop|): 0 reused across it, 1 contiguous;
+                           // where the step varies along the loops (x / 2, a tail's clamp,
+                           // float coordinates) its mean magnitude over sampled points (since
+                           // lowering 4, 2026-12-07); -1 when it depends on loaded data
   kAstLogOuterStride = 9,  // the same for the loop around that one
   kAstLanes = 10,          // loads, stores, arithmetic: vector lanes of the value
   kAstTypeBits = 11,       // loads, stores, arithmetic: bits of one lane

@@ -3,8 +3,12 @@
 // parallel, vectorised, unrolled) and constant extents; parallel closures are stitched back
 // under their loop; loads and stores carry bytes, unit stride and their strides along the two
 // innermost enclosing loops (the index, with its lets expanded, differenced in the loop's
-// variable); arithmetic on values (float anywhere, integer in a stored value outside indices)
-// carries its lanes and bits; allocations their size.
+// variable; a difference that varies along the loops averaged over sampled points of their
+// ranges; a closure's reads of its caller's values and the outputs' buffer queries resolved
+// to the values tcost runs with); arithmetic on values (float anywhere, integer in a stored value
+// outside indices) carries its lanes and bits; allocations their size.
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -20,6 +24,17 @@ namespace {
 
 using namespace Halide;
 
+// A parallel loop's closure: its body, its loop variable and the argument through which it
+// reads its caller's values (load_typed_struct_member of the struct the call passes).
+struct Closure {
+  Internal::Stmt body;
+  std::string loop_var, arg;
+};
+
+// An output's buffer as tcost runs it, per dimension: (min, extent, stride)
+// (Program::Impl::output_layout).
+using OutputBuffer = std::vector<std::array<int64_t, 3>>;
+
 // Facts of a value node: lanes and bits of its type; for loads and stores, strides.
 struct Access {
   int lanes = 0, bits = 0;
@@ -29,14 +44,14 @@ struct Access {
 // Builds the syntax tree of a lowered statement (the AST schema of core/ast.h).
 class TreeBuilder : public Internal::IRVisitor {
  public:
-  // `closures`: the bodies of the module's parallel-loop closures by name; a call that runs one
-  // across threads becomes a parallel loop node over the closure's body.
-  // `closure_vars`: each closure's loop variable (its second argument).
-  TreeBuilder(int max_nodes, std::map<std::string, Internal::Stmt> closures,
-              std::map<std::string, std::string> closure_vars)
-      : max_nodes_(max_nodes),
-        closures_(std::move(closures)),
-        closure_vars_(std::move(closure_vars)) {
+  // `closures`: the module's parallel-loop closures by name; a call that runs one across
+  // threads becomes a parallel loop node over the closure's body.
+  // `outputs`: the outputs' buffers by name, as the IR names them (without ".buffer"): their
+  // queries (strides, minima, extents; unknown when compiled, the caller passes the buffers)
+  // read as the values tcost runs them with.
+  TreeBuilder(int max_nodes, std::map<std::string, Closure> closures,
+              std::map<std::string, OutputBuffer> outputs)
+      : max_nodes_(max_nodes), closures_(std::move(closures)), outputs_(std::move(outputs)) {
     add(kAstRoot, 0, 0, 0);
     stack_.push_back(0);
   }
@@ -128,14 +143,81 @@ class TreeBuilder : public Internal::IRVisitor {
     stack_.pop_back();
   }
   // An index as the loops see it: a vector index by its first lane, the lets in scope expanded.
+  // Since lowering 4 the first lane of any vector index (a ramp of ramps from two vectorised
+  // dimensions, a shuffle), where a ramp's or broadcast's base was taken once, and the rest
+  // had a stride of -1.
   Expr expanded_base(const Expr& index) const {
     Expr base = index;
-    if (const auto* r = base.as<Internal::Ramp>()) base = r->base;
-    if (const auto* b = base.as<Internal::Broadcast>()) base = b->value;
+    while (base.type().is_vector()) {
+      if (const auto* r = base.as<Internal::Ramp>()) {
+        base = r->base;
+      } else if (const auto* b = base.as<Internal::Broadcast>()) {
+        base = b->value;
+      } else {
+        base = Internal::extract_lane(base, 0);
+        break;
+      }
+    }
     return expanded(base);
   }
+  // Since lowering 4 (2026-12-07), expressions read what the IR leaves to run time as the
+  // values tcost runs with: a closure's reads of its caller's values (load_typed_struct_member
+  // of the struct the caller made) as those values, and the outputs' buffer queries as their
+  // strides, minima and extents. Before, a stride or an extent that used them was unknown.
+  class Resolve : public Internal::IRMutator {
+   public:
+    explicit Resolve(const std::map<std::string, OutputBuffer>& outputs) : outputs_(outputs) {}
+
+   private:
+    using IRMutator::visit;
+    Expr visit(const Internal::Call* op) override {
+      if (op->is_intrinsic(Internal::Call::load_typed_struct_member) && op->args.size() == 3) {
+        const auto* made = strip(mutate(op->args[0])).as<Internal::Call>();
+        const int64_t* k = Internal::as_const_int(op->args[2]);
+        if (made != nullptr && made->is_intrinsic(Internal::Call::make_struct) && k != nullptr &&
+            *k >= 0 && *k < static_cast<int64_t>(made->args.size()) &&
+            made->args[*k].type() == op->type) {
+          return made->args[*k];
+        }
+      }
+      static const std::map<std::string, int> kQueries = {{"_halide_buffer_get_min", 0},
+                                                          {"_halide_buffer_get_extent", 1},
+                                                          {"_halide_buffer_get_stride", 2}};
+      const auto q = kQueries.find(op->name);
+      if (q != kQueries.end() && op->args.size() == 2) {
+        const auto it = outputs_.find(buffer_name(op->args[0]));
+        const int64_t* k = Internal::as_const_int(op->args[1]);
+        if (it != outputs_.end() && k != nullptr && *k >= 0 &&
+            *k < static_cast<int64_t>(it->second.size())) {
+          return Internal::make_const(op->type, it->second[*k][q->second]);
+        }
+      }
+      return IRMutator::visit(op);
+    }
+    // `e` without the casts and reinterprets around it.
+    static Expr strip(const Expr& e) {
+      if (const auto* c = e.as<Internal::Cast>()) return strip(c->value);
+      const auto* c = e.as<Internal::Call>();
+      if (c != nullptr && c->is_intrinsic(Internal::Call::reinterpret) && c->args.size() == 1) {
+        return strip(c->args[0]);
+      }
+      return e;
+    }
+    // The buffer a buffer query names: the variable under its casts, without ".buffer".
+    static std::string buffer_name(const Expr& e) {
+      const auto* v = strip(e).as<Internal::Variable>();
+      static const std::string kSuffix = ".buffer";
+      if (v == nullptr || v->name.size() <= kSuffix.size() ||
+          v->name.compare(v->name.size() - kSuffix.size(), kSuffix.size(), kSuffix) != 0) {
+        return std::string();
+      }
+      return v->name.substr(0, v->name.size() - kSuffix.size());
+    }
+    const std::map<std::string, OutputBuffer>& outputs_;
+  };
   // log2(1 + |s|), s the elements `base` (expanded_base) moves when the `k`-th innermost
-  // enclosing loop's variable steps by one; -1 when s is not a constant.
+  // enclosing loop's variable steps by one; where s varies along the loops, its mean
+  // magnitude over sampled points (sampled_mean_abs); -1 when s depends on loaded data.
   double log_stride(const Expr& base, size_t k) const {
     if (loop_vars_.size() < k) return 0;
     const std::string& var = loop_vars_[loop_vars_.size() - k];
@@ -144,11 +226,43 @@ class TreeBuilder : public Internal::IRVisitor {
     // Loop variables are 32-bit integers.
     const Expr step = Internal::Variable::make(Int(32), var) + 1;
     const Expr d = Internal::simplify(Internal::substitute(var, step, base) - base);
-    const int64_t* s = Internal::as_const_int(d);
-    return s != nullptr ? std::log2(1.0 + std::fabs(static_cast<double>(*s))) : -1.0;
+    if (const int64_t* s = Internal::as_const_int(d)) {
+      return std::log2(1.0 + std::fabs(static_cast<double>(*s)));
+    }
+    const std::optional<double> mean = sampled_mean_abs(d);
+    return mean ? std::log2(1.0 + *mean) : -1.0;
   }
-  // `e` with the lets in scope expanded.
-  Expr expanded(const Expr& e) const { return lets_.empty() ? e : Internal::substitute(lets_, e); }
+  // The mean of |d| over kStrideSamples points of the enclosing loops' ranges, when d folds
+  // to a constant at each (a step that varies along the loops: x / 2 upsampling, a tail's
+  // min(x.o * 8, extent - 8), coordinates computed in floats); none when it does not (it
+  // reads loaded data: a gather, a scatter). The points are spread over each loop's range,
+  // staggered from loop to loop; a loop without a finite range sits at its minimum (or 0).
+  static constexpr int kStrideSamples = 8;
+  std::optional<double> sampled_mean_abs(const Expr& d) const {
+    double sum = 0;
+    for (int j = 0; j < kStrideSamples; ++j) {
+      std::map<std::string, Expr> point;
+      for (size_t i = 0; i < loop_vars_.size(); ++i) {
+        const Internal::Interval r = ranges_.get(loop_vars_[i]);
+        const int64_t* lo = r.has_lower_bound() ? Internal::as_const_int(r.min) : nullptr;
+        const int64_t* hi = r.has_upper_bound() ? Internal::as_const_int(r.max) : nullptr;
+        int64_t v = lo != nullptr ? *lo : 0;
+        if (lo != nullptr && hi != nullptr && *hi > *lo) {
+          const double f = std::fmod((j + 0.5) / kStrideSamples + 0.618034 * i, 1.0);
+          v = std::min(*hi, *lo + static_cast<int64_t>(f * static_cast<double>(*hi - *lo + 1)));
+        }
+        point[loop_vars_[i]] = Internal::make_const(Int(32), v);
+      }
+      const int64_t* s = Internal::as_const_int(Internal::simplify(Internal::substitute(point, d)));
+      if (s == nullptr) return std::nullopt;
+      sum += std::fabs(static_cast<double>(*s));
+    }
+    return sum / kStrideSamples;
+  }
+  // `e` with the lets in scope expanded, and what it reads at run time resolved (Resolve).
+  Expr expanded(const Expr& e) const {
+    return Resolve(outputs_).mutate(lets_.empty() ? e : Internal::substitute(lets_, e));
+  }
   // A constant upper bound of the integer `e` (a loop extent or an allocation's size) over the
   // ranges of the enclosing loops' variables: an extent that depends on where the loop runs
   // (a producer computed inside a consumer's tile whose region needs min/max, a tail) counts
@@ -192,7 +306,7 @@ class TreeBuilder : public Internal::IRVisitor {
   void with_let(const std::string& name, const Expr& value, F&& body) {
     const auto old = lets_.find(name);
     const Expr saved = old != lets_.end() ? old->second : Expr();
-    lets_[name] = lets_.empty() ? value : Internal::substitute(lets_, value);
+    lets_[name] = expanded(value);
     body();
     if (saved.defined()) {
       lets_[name] = saved;
@@ -274,12 +388,16 @@ class TreeBuilder : public Internal::IRVisitor {
         stack_.push_back(add(kAstForParallel, extent, 0, 0));
         const double saved = trips_;
         trips_ *= extent;
-        // The closure's body sees none of the caller's lets: it unpacks its own. Its loop
-        // variable's range is the caller's (the call's minimum and extent).
+        // The closure's body sees none of the caller's lets: it unpacks its own from the struct
+        // the call passes (its argument: the caller's values). Its loop variable's range is
+        // the caller's (the call's minimum and extent).
         const Expr min = expanded(op->args[1]);
         std::map<std::string, Expr> outer;
+        if (op->args.size() >= 4 && !it->second.arg.empty()) {
+          outer[it->second.arg] = expanded(op->args[3]);
+        }
         std::swap(outer, lets_);
-        in_loop(closure_vars_[it->first], min, bound, [&] { it->second.accept(this); });
+        in_loop(it->second.loop_var, min, bound, [&] { it->second.body.accept(this); });
         std::swap(outer, lets_);
         trips_ = saved;
         stack_.pop_back();
@@ -303,8 +421,8 @@ class TreeBuilder : public Internal::IRVisitor {
   void visit(const Internal::IfThenElse* op) override { nest(op, kAstSelect); }
 
   int max_nodes_;
-  std::map<std::string, Internal::Stmt> closures_;
-  std::map<std::string, std::string> closure_vars_;
+  std::map<std::string, Closure> closures_;
+  std::map<std::string, OutputBuffer> outputs_;
   std::map<std::string, Expr> lets_;    // the lets in scope, each with its own lets expanded
   std::vector<std::string> loop_vars_;  // enclosing loops' variables, innermost last
   Internal::Scope<Internal::Interval> ranges_;  // their constant ranges (or infinite ends)
@@ -332,16 +450,27 @@ Module lowered(const Program& program, const Schedule& s, const Target& target) 
 
 AstTree lower_ast(const Program& program, const Schedule& s, int max_nodes) {
   const Module m = lowered(program, s, program.impl().target);
-  std::map<std::string, Internal::Stmt> closures;
-  std::map<std::string, std::string> closure_vars;
+  std::map<std::string, Closure> closures;
   for (const auto& fn : m.functions()) {
     if (fn.name == "tcost_program") continue;
-    closures[fn.name] = fn.body;
-    if (fn.args.size() >= 2) closure_vars[fn.name] = fn.args[1].name;
+    Closure& c = closures[fn.name];
+    c.body = fn.body;
+    if (fn.args.size() >= 2) c.loop_var = fn.args[1].name;
+    if (fn.args.size() >= 3) c.arg = fn.args[2].name;
+  }
+  // The outputs' buffers as tcost allocates them; a Tuple's values are buffers NAME.0, ...
+  std::map<std::string, OutputBuffer> outputs;
+  const Program::Impl& p = program.impl();
+  for (size_t i = 0; i < p.outputs.size() && i < p.output_regions.size(); ++i) {
+    const OutputBuffer b = p.output_layout(i);
+    const std::string name = p.outputs[i].name();
+    const int values = p.outputs[i].function().outputs();
+    if (values == 1) outputs[name] = b;
+    for (int j = 0; values > 1 && j < values; ++j) outputs[fmt::format("{}.{}", name, j)] = b;
   }
   for (const auto& fn : m.functions()) {
     if (fn.name != "tcost_program") continue;
-    TreeBuilder tb(max_nodes, closures, closure_vars);
+    TreeBuilder tb(max_nodes, closures, outputs);
     fn.body.accept(&tb);
     return tb.finish();
   }

@@ -413,6 +413,16 @@ std::map<Internal::FunctionPtr, Internal::FunctionPtr> identity_map(
   return same;
 }
 
+std::vector<std::array<int64_t, 3>> Program::Impl::output_layout(size_t i) const {
+  std::vector<std::array<int64_t, 3>> layout;
+  int64_t stride = 1;
+  for (const auto& [lo, extent] : output_regions.at(i)) {
+    layout.push_back({lo, extent, stride});
+    stride *= extent;
+  }
+  return layout;
+}
+
 void Program::Impl::reset_schedules() {
   auto same = identity_map(functions);
   for (size_t i = 0; i < functions.size(); ++i) {
@@ -1032,17 +1042,19 @@ std::string schedule_source(const Program& program, const Schedule& s) {
 
 namespace {
 
-// Output buffers over the outputs' estimated regions (one per value of a Tuple).
+// Output buffers over the outputs' estimated regions (one per value of a Tuple), laid out as
+// output_layout says: Halide's Buffer<> is dense with the first dimension innermost.
 std::vector<Buffer<>> output_buffers(const Program::Impl& p) {
   std::vector<Buffer<>> out;
   for (size_t i = 0; i < p.outputs.size(); ++i) {
-    const auto& r = p.output_regions[i];
+    const auto layout = p.output_layout(i);
     std::vector<int> sizes;
-    for (const auto& [lo, ext] : r) sizes.push_back(static_cast<int>(ext));
+    for (const auto& [lo, ext, stride] : layout) sizes.push_back(static_cast<int>(ext));
     for (const Type& t : p.outputs[i].function().output_types()) {
       Buffer<> b(t, sizes);
-      for (size_t k = 0; k < r.size(); ++k)
-        b.translate(static_cast<int>(k), static_cast<int>(r[k].first));
+      for (size_t k = 0; k < layout.size(); ++k) {
+        b.translate(static_cast<int>(k), static_cast<int>(layout[k][0]));
+      }
       out.push_back(b);
     }
   }

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <Halide.h>
+#include <array>
 
 #include <functional>
 #include <map>
@@ -65,6 +66,10 @@ struct Program::Impl {
 
   // Restores every Func's schedule to what it was when the Program was made.
   void reset_schedules();
+  // The buffer of output `i` as tcost allocates it (dense over its region, the first
+  // dimension innermost): (min, extent, stride) per dimension. Measurement allocates by it
+  // (output_buffers) and lower_ast reads the outputs' buffer queries from it.
+  std::vector<std::array<int64_t, 3>> output_layout(size_t i) const;
   std::function<void()> fill;  // gives the zoo's buffers their values (once, before a run)
   bool inputs_bound = false;
   // Before a run: fills the zoo's buffers, binds every ImageParam to a seeded random buffer

@@ -2,6 +2,7 @@
 // schedules that differ hugely are measured in the right order.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <csignal>
 #include <thread>
 
@@ -602,6 +603,55 @@ TEST(Lower, TreesCarryStridesLanesAndTheValuesArithmetic) {
     if (tb.kinds[v] == kAstAdd && feats(tb, v)[kAstTypeBits] == 16.0f) ++adds16;
   }
   EXPECT_GE(adds16, 4);  // blur_x's two, blur_y's two
+}
+
+// A step that varies along the loops is its mean magnitude over sampled points (lowering 4):
+// upsample_conv reads in(x / 2, y / 2, c), which moves 0 and 1 elements on alternate steps of
+// x, so its loads step between 0 and 1 (log2 of 1 to 2), and none of its accesses is left
+// unknown (-1, which it was before 2026-12-07). embedding_bag's gather reads table rows by a
+// loaded index: a step that depends on loaded data stays -1.
+// The strides of every load and store of `t`: per access, along the innermost enclosing loop
+// and along the loop around it.
+std::vector<float> access_strides(const AstTree& t) {
+  std::vector<float> out;
+  for (size_t v = 0; v < t.kinds.size(); ++v) {
+    if (t.kinds[v] != kAstLoad && t.kinds[v] != kAstStore) continue;
+    out.push_back(t.feats[v * kAstFeatureWidth + kAstLogStride]);
+    out.push_back(t.feats[v * kAstFeatureWidth + kAstLogOuterStride]);
+  }
+  return out;
+}
+
+TEST(Lower, VaryingStepsAreSampledAndGathersStayUnknown) {
+  const auto strides = [](const std::string& name) {
+    const Program prog = zoo_program(name);
+    return access_strides(lower_ast(prog, default_schedule(prog.info())));
+  };
+  const std::vector<float> up = strides("upsample_conv_14x64x32");
+  EXPECT_EQ(std::count(up.begin(), up.end(), -1.0f), 0);
+  EXPECT_GE(std::count_if(up.begin(), up.end(), [](float f) { return f > 0.01f && f < 0.99f; }), 1);
+  const std::vector<float> bag = strides("embedding_bag_64x10000x32x256");
+  EXPECT_GE(std::count(bag.begin(), bag.end(), -1.0f), 1);
+}
+
+// Inside a parallel loop's closure, the values the caller passes (an output's strides and
+// minima, an outer loop's variable) read as the caller's, outputs' strides as tcost runs them,
+// and a vector index of two vectorised dimensions (a ramp of ramps) by its first lane: no
+// access of matmul's sampled schedules (parallel and vectorised ones among them) is left
+// unknown. Before lowering 4, these made a quarter of matmul's outer strides -1.
+TEST(Lower, ClosuresReadTheirCallersValues) {
+  const Program prog = zoo_program("matmul_192");
+  int parallel = 0;
+  size_t strides = 0;
+  for (const Schedule& s : sample_schedules(prog.info(), 3, 6)) {
+    const AstTree t = lower_ast(prog, s);
+    parallel += static_cast<int>(std::count(t.kinds.begin(), t.kinds.end(), kAstForParallel));
+    const std::vector<float> st = access_strides(t);
+    strides += st.size();
+    EXPECT_EQ(std::count(st.begin(), st.end(), -1.0f), 0);
+  }
+  EXPECT_GE(parallel, 2);
+  EXPECT_GT(strides, 0u);
 }
 
 // A loop whose extent depends on where it runs counts at its largest. gram's output reads
