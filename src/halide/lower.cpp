@@ -207,10 +207,7 @@ class TreeBuilder : public Internal::IRVisitor {
     static std::string buffer_name(const Expr& e) {
       const auto* v = strip(e).as<Internal::Variable>();
       static const std::string kSuffix = ".buffer";
-      if (v == nullptr || v->name.size() <= kSuffix.size() ||
-          v->name.compare(v->name.size() - kSuffix.size(), kSuffix.size(), kSuffix) != 0) {
-        return std::string();
-      }
+      if (v == nullptr || !Internal::ends_with(v->name, kSuffix)) return std::string();
       return v->name.substr(0, v->name.size() - kSuffix.size());
     }
     const std::map<std::string, OutputBuffer>& outputs_;

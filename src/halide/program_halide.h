@@ -11,8 +11,8 @@
 #pragma once
 
 #include <Halide.h>
-#include <array>
 
+#include <array>
 #include <functional>
 #include <map>
 #include <random>

@@ -605,11 +605,6 @@ TEST(Lower, TreesCarryStridesLanesAndTheValuesArithmetic) {
   EXPECT_GE(adds16, 4);  // blur_x's two, blur_y's two
 }
 
-// A step that varies along the loops is its mean magnitude over sampled points (lowering 4):
-// upsample_conv reads in(x / 2, y / 2, c), which moves 0 and 1 elements on alternate steps of
-// x, so its loads step between 0 and 1 (log2 of 1 to 2), and none of its accesses is left
-// unknown (-1, which it was before 2026-12-07). embedding_bag's gather reads table rows by a
-// loaded index: a step that depends on loaded data stays -1.
 // The strides of every load and store of `t`: per access, along the innermost enclosing loop
 // and along the loop around it.
 std::vector<float> access_strides(const AstTree& t) {
@@ -622,6 +617,11 @@ std::vector<float> access_strides(const AstTree& t) {
   return out;
 }
 
+// A step that varies along the loops is its mean magnitude over sampled points (lowering 4):
+// upsample_conv reads in(x / 2, y / 2, c), which moves 0 and 1 elements on alternate steps of
+// x, so its loads step between 0 and 1 (log2 of 1 to 2), and none of its accesses is left
+// unknown (-1, which it was before 2026-12-07). embedding_bag's gather reads table rows by a
+// loaded index: a step that depends on loaded data stays -1.
 TEST(Lower, VaryingStepsAreSampledAndGathersStayUnknown) {
   const auto strides = [](const std::string& name) {
     const Program prog = zoo_program(name);
