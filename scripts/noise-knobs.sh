@@ -25,7 +25,8 @@ HEAP=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=17179869184:glibc.mallo
 # page, whatever heap the compile left.
 MMAP=glibc.malloc.mmap_threshold=65536
 # arena: collect --arena (the buffers in tcost's arena; docs/collect.md, "A layout of tcost's own");
-# arena-pin: with --pin-threads too.
+# arena-pin: with --pin-threads too; huge-pin: the arena on huge pages (--huge-pages), pinned.
+# TCOST (default build/tcost) names the binary.
 KNOBS=(default spin-pool pin-threads one-worker steady-heap one-thread)
 [ $# -gt 0 ] && KNOBS=("$@")
 declare -A FLAGS=(
@@ -40,6 +41,7 @@ declare -A FLAGS=(
   [mmap-buffers]=""
   [arena]="--arena"
   [arena-pin]="--arena --pin-threads"
+  [huge-pin]="--huge-pages --pin-threads"
 )
 COMMON=(--pipelines "$PROGRAMS" --configs-per-graph 9 --seed "$SEED" --no-ast --passes "$PASSES")
 for r in $(seq 1 "$ROUNDS"); do
@@ -49,7 +51,7 @@ for r in $(seq 1 "$ROUNDS"); do
     [ "$k" = steady-heap ] && env=(env "GLIBC_TUNABLES=$HEAP")
     [ "$k" = mmap-buffers ] && env=(env "GLIBC_TUNABLES=$MMAP")
     # shellcheck disable=SC2086
-    "${env[@]}" build/tcost collect --out "$out" "${COMMON[@]}" ${FLAGS[$k]} >/dev/null 2>&1
+    "${env[@]}" "${TCOST:-build/tcost}" collect --out "$out" "${COMMON[@]}" ${FLAGS[$k]} >/dev/null 2>&1
     echo "round $r: $k done" >&2
   done
 done

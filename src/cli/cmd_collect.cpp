@@ -90,9 +90,16 @@ void register_collect(CLI::App& app) {
       "--spin-pool", [o] { o->pool = halide::ThreadPool::spinning; },
       "Protocol: run parallel loops on tcost's spinning thread pool, not Halide's");
   cmd->add_flag_callback(
-      "--arena", [o] { o->placement = halide::Placement::arena; },
+      "--arena",
+      [o] {
+        if (o->placement == halide::Placement::heap) o->placement = halide::Placement::arena;
+      },
       "Protocol: put the inputs, outputs and every allocation of the runs at the same "
       "addresses in every measuring process (tcost's arena), not where the heap puts them");
+  cmd->add_flag_callback(
+      "--huge-pages", [o] { o->placement = halide::Placement::arena_huge; },
+      "Protocol: --arena, the arena's memory on transparent huge pages (2 MiB), so that buffers "
+      "map to the same cache sets in every measuring process");
   cmd->add_option("--passes", o->passes,
                   "Protocol: measure every schedule K times, pass after pass, and keep the "
                   "minimum")

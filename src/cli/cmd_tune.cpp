@@ -193,9 +193,17 @@ void register_tune(CLI::App& app) {
                 "Protocol (collect's): after the warm-up, pin each measuring process's threads "
                 "one per CPU; every method's measurements alike");
   cmd->add_flag_callback(
-      "--arena", [o] { o->compare_options.tune.placement = halide::Placement::arena; },
+      "--arena",
+      [o] {
+        halide::Placement& p = o->compare_options.tune.placement;
+        if (p == halide::Placement::heap) p = halide::Placement::arena;
+      },
       "Protocol (collect's): the runs' buffers at the same addresses in every measuring "
       "process; every method's measurements alike");
+  cmd->add_flag_callback(
+      "--huge-pages", [o] { o->compare_options.tune.placement = halide::Placement::arena_huge; },
+      "Protocol (collect's): --arena, its memory on transparent huge pages; every method's "
+      "measurements alike");
   cmd->add_flag("!--no-refit", t.refit, "Do not refit the model on the program's measurements");
   cmd->add_flag("--json", o->json, "One JSON object instead of the table");
   cmd->callback([o] {

@@ -35,6 +35,10 @@ Arena::Arena(uintptr_t address, size_t bytes) : base_(address), bytes_(bytes) {
   free_[base_ + bytes_ / 2] = bytes_ / 2;
 }
 
+bool Arena::advise_huge_pages() {
+  return madvise(reinterpret_cast<void*>(base_), bytes_, MADV_HUGEPAGE) == 0;
+}
+
 Arena::~Arena() { munmap(reinterpret_cast<void*>(base_), bytes_); }
 
 void* Arena::place(size_t bytes) {

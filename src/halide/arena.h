@@ -45,6 +45,11 @@ class Arena {
     return a >= base_ && a < base_ + bytes_;
   }
   uintptr_t base() const { return base_; }
+  // Asks the kernel to back the arena with transparent huge pages (madvise MADV_HUGEPAGE) from
+  // now on: pages touched afterwards are 2 MiB where the kernel can find them (the machine's THP
+  // set to `always` or `madvise`). Advice, not a promise: false when the kernel refuses it (no
+  // THP), and the arena works on as before.
+  bool advise_huge_pages();
   // Blocks `allocate` has handed out so far.
   int64_t allocations() {
     std::lock_guard<std::mutex> g(mu_);

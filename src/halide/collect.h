@@ -59,9 +59,10 @@ struct CollectOptions {
   double tolerance = 0.03;
   bool strict_lock = true;   // MeasureOptions::exclusive_until_exit (--no-strict-lock: false)
   bool pin_threads = false;  // MeasureOptions::pin_threads (--pin-threads)
-  ThreadPool pool = ThreadPool::halide;   // BatchOptions::pool (--spin-pool: spinning)
-  bool steady_heap = false;               // MeasureOptions::steady_heap (--steady-heap)
-  Placement placement = Placement::heap;  // BatchOptions::placement (--arena: arena)
+  ThreadPool pool = ThreadPool::halide;  // BatchOptions::pool (--spin-pool: spinning)
+  bool steady_heap = false;              // MeasureOptions::steady_heap (--steady-heap)
+  // BatchOptions::placement (--arena: arena; --huge-pages: arena_huge)
+  Placement placement = Placement::heap;
   // --passes K: every schedule (and, with --cross-session, every schedule of the session) is
   // measured K times, pass after pass (each pass over all of them before the next starts), and
   // its runtime is the minimum: repetition in separate processes spaced in time is what the

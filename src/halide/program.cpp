@@ -1043,7 +1043,9 @@ std::string schedule_source(const Program& program, const Schedule& s) {
 namespace {
 
 // Output buffers over the outputs' estimated regions (one per value of a Tuple), laid out as
-// output_layout says: Halide's Buffer<> is dense with the first dimension innermost.
+// output_layout says: Halide's Buffer<> is dense with the first dimension innermost, and each
+// buffer's strides are checked against the layout, since lower_ast reads the outputs' strides
+// from output_layout, not from these buffers.
 std::vector<Buffer<>> output_buffers(const Program::Impl& p) {
   std::vector<Buffer<>> out;
   for (size_t i = 0; i < p.outputs.size(); ++i) {
@@ -1054,6 +1056,11 @@ std::vector<Buffer<>> output_buffers(const Program::Impl& p) {
       Buffer<> b(t, sizes);
       for (size_t k = 0; k < layout.size(); ++k) {
         b.translate(static_cast<int>(k), static_cast<int>(layout[k][0]));
+        if (b.dim(static_cast<int>(k)).stride() != layout[k][2]) {
+          throw std::logic_error(fmt::format(
+              "{}: output {} dimension {} has stride {}, its layout says {}", p.info.instance, i, k,
+              b.dim(static_cast<int>(k)).stride(), layout[k][2]));
+        }
       }
       out.push_back(b);
     }
@@ -1173,8 +1180,9 @@ std::function<void()> compiled_run(Program::Impl& p, std::shared_ptr<std::vector
     spinning_threads = threads;
     pipeline->jit_handlers().custom_do_par_for = &spinning_par_for;
   }
-  if (placement == Placement::arena) {
-    measuring_arena();  // mapped now: a failure is the compile's
+  if (placement != Placement::heap) {
+    Arena& arena = measuring_arena();  // mapped now: a failure is the compile's
+    if (placement == Placement::arena_huge) arena.advise_huge_pages();
     pipeline->jit_handlers().custom_malloc = &arena_malloc;
     pipeline->jit_handlers().custom_free = &arena_free;
   }
@@ -1231,7 +1239,7 @@ Compiled compile(const Program& program, const Schedule& s, int threads,
     apply_schedule(program, s);
     auto outs = std::make_shared<std::vector<Buffer<>>>(output_buffers(p));
     Compiled c{compiled_run(p, outs, pool, threads, placement, bounds_checked), outs};
-    if (placement == Placement::arena) place_in_arena(p, *outs);
+    if (placement != Placement::heap) place_in_arena(p, *outs);
     return c;
   } catch (const Halide::Error& e) {
     throw std::runtime_error(std::string("Halide rejected the schedule: ") + e.what());
@@ -1255,7 +1263,14 @@ const char* thread_pool_name(ThreadPool pool) {
 }
 
 const char* placement_name(Placement placement) {
-  return placement == Placement::arena ? "arena" : "heap";
+  switch (placement) {
+    case Placement::arena:
+      return "arena";
+    case Placement::arena_huge:
+      return "arena-huge";
+    default:
+      return "heap";
+  }
 }
 
 Workload schedule_workload(const Program& program, const Schedule& s, int threads,
@@ -1299,7 +1314,7 @@ Workload autoschedule_workload(const Program& program, const std::string& autosc
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     auto outs = std::make_shared<std::vector<Buffer<>>>(output_buffers(p));
     auto run = compiled_run(p, outs, ThreadPool::halide, threads, placement);
-    if (placement == Placement::arena) place_in_arena(p, *outs);
+    if (placement != Placement::heap) place_in_arena(p, *outs);
     Workload w = checked(std::move(run), outs, program, reference);
     w.search_ms = search_ms;
     return w;

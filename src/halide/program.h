@@ -75,8 +75,10 @@ const char* thread_pool_name(ThreadPool pool);
 // its arena (arena.h) at the same addresses in every process: the inputs and outputs copied
 // there after the compile (the copies they leave are overwritten, so a run that read them would
 // fail its output check), and every allocation of the pipeline's runs made there through the
-// JIT's malloc handlers (docs/collect.md, "A layout of tcost's own").
-enum class Placement { heap, arena };
+// JIT's malloc handlers (docs/collect.md, "A layout of tcost's own"); arena_huge: the same, the
+// arena's memory on transparent huge pages (2 MiB pages: a buffer's physical layout, and so the
+// cache sets its lines map to, the same in every process; docs/collect.md, "Huge pages").
+enum class Placement { heap, arena, arena_huge };
 const char* placement_name(Placement placement);
 
 // What a measuring child process times: the program JIT-compiled under `s`; with a reference,

@@ -177,6 +177,40 @@ TEST(Arena, TheSameRequestsGetTheSameAddresses) {
   EXPECT_EQ(p[(1 << 20) - 1], 7);
 }
 
+// --huge-pages: the arena asks for transparent huge pages, and where the machine's THP allows
+// them (`always` or `madvise`), memory written in it afterwards is backed by 2 MiB pages (the
+// mapping's AnonHugePages in /proc/self/smaps), and the arena hands out the same addresses.
+TEST(Arena, HugePagesBackItsMemoryWhereTheKernelAllows) {
+  std::ifstream thp("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string modes;
+  std::getline(thp, modes);
+  if (modes.empty() || modes.find("[never]") != std::string::npos)
+    GTEST_SKIP() << "transparent huge pages are off on this machine: '" << modes << "'";
+  constexpr uintptr_t kAt = 0x6c0000000000;    // 2 MiB aligned
+  constexpr size_t kBytes = size_t{32} << 20;  // 16 MiB placed, 16 MiB allocated
+  Arena a(kAt, kBytes);
+  ASSERT_TRUE(a.advise_huge_pages());
+  auto* p = static_cast<char*>(a.allocate(size_t{8} << 20));
+  ASSERT_EQ(reinterpret_cast<uintptr_t>(p), kAt + kBytes / 2);
+  std::memset(p, 3, size_t{8} << 20);
+  EXPECT_EQ(p[(size_t{8} << 20) - 1], 3);
+  // The arena's mapping in smaps: its header line starts with its address range.
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  bool in_arena = false;
+  long huge_kb = -1;
+  const std::string head = fmt::format("{:x}-", kAt);
+  while (std::getline(smaps, line)) {
+    if (line.rfind(head, 0) == 0) in_arena = true;
+    if (in_arena && line.rfind("AnonHugePages:", 0) == 0) {
+      huge_kb = std::stol(line.substr(std::string("AnonHugePages:").size()));
+      break;
+    }
+  }
+  ASSERT_GE(huge_kb, 0) << "no AnonHugePages line for the arena's mapping";
+  EXPECT_GE(huge_kb, 2048) << "8 MiB written, none of it on a huge page";
+}
+
 TEST(Measure, TimesAWorkloadAndOrdersUnequalOnes) {
   MeasureOptions o;
   const MeasureResult fast = measure_isolated([] { return spin(200000); }, o);

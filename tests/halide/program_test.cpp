@@ -328,14 +328,16 @@ TEST(Program, SampledZooSchedulesComputeTheDefaultsOutput) {
       EXPECT_EQ(spun.error.find("wrong output"), std::string::npos) << spun.error;
       break;
     }
-    // With the buffers in the arena (collect --arena) samples compute the same outputs: the
-    // inputs lie there (the copies they left are overwritten, so reading those would show as a
-    // wrong output), and the runs' allocations come from it.
+    // With the buffers in the arena (collect --arena; the third sample's on huge pages,
+    // --huge-pages) samples compute the same outputs: the inputs lie there (the copies they left
+    // are overwritten, so reading those would show as a wrong output), and the runs'
+    // allocations come from it.
     for (size_t i = 1; i < samples.size() && i <= 3; ++i) {
+      const Placement where = i == 3 ? Placement::arena_huge : Placement::arena;
       const MeasureResult placed = measure_isolated(
           std::function<Workload()>([&] {
-            Workload w = schedule_workload(prog, samples[i], 2, &reference, ThreadPool::halide,
-                                           Placement::arena);
+            Workload w =
+                schedule_workload(prog, samples[i], 2, &reference, ThreadPool::halide, where);
             w.check = [check = w.check, &prog] {
               const std::string e = check();
               if (!e.empty()) return e;
