@@ -71,6 +71,16 @@ nlohmann::json machine_facts() {
 
 }  // namespace
 
+const std::string& boot_id() {
+  static const std::string id = [] {
+    std::ifstream in("/proc/sys/kernel/random/boot_id");
+    std::string line;
+    std::getline(in, line);
+    return line;
+  }();
+  return id;
+}
+
 const std::string& cpu_model() {
   static const std::string model = [] {
     std::ifstream cpu("/proc/cpuinfo");

@@ -14,6 +14,11 @@ namespace tcost::halide {
 // measurement record carries it: the project's machines of one kind are not all one CPU, and
 // Halide's target string does not tell them apart.
 const std::string& cpu_model();
+// This boot of the machine (/proc/sys/kernel/random/boot_id; "" when unknown). Every measurement
+// record carries it as "boot": two sessions of one CPU type on two boots (or hosts) disagree
+// more than two sessions of one boot (docs/collect.md, "Sizing a new collection across
+// sessions"), and the records are how a study tells them apart.
+const std::string& boot_id();
 // The CPU a collection's measurements are taken on, which its datasets take runtimes from: the
 // one its manifest names (OUT/manifest.json's machine.cpu), or this machine's for a collection
 // without one (a new collection, or a manifest from before CPUs were recorded).

@@ -1128,10 +1128,13 @@ TEST(Collect, PassesKeepTheMinimumAndCrossSessionComparesThem) {
     if (r.at("key") == skipped) r["target"] = "x86-64-linux-another";
     if (r.at("key") == repeat_key(skipped, 2)) r["ok"] = false;
   }
-  // Every record names the CPU it was measured on. Say the data was measured on another CPU:
-  // the later run's block must tell that it was not.
+  // Every record names the CPU it was measured on, and the boot (where the kernel says it). Say
+  // the data was measured on another CPU: the later run's block must tell that it was not.
+  std::string boot;
+  std::getline(std::ifstream("/proc/sys/kernel/random/boot_id"), boot);
   for (auto& r : records) {
     EXPECT_EQ(r.value("cpu", "?"), cpu_model()) << r.at("key");
+    EXPECT_EQ(r.value("boot", ""), boot) << r.at("key");
     r["cpu"] = "Another CPU";
   }
   write_log(dir / "measurements.jsonl", records);
