@@ -68,6 +68,16 @@ def main():
                                    and k.split("|", 2)[2].startswith(prefix))
     print(f"later run {session} measured on: " +
           ", ".join(f"{c} ({n} records)" for c, n in run_cpus.most_common()))
+    # The boots each side was measured in (records name them since 2026-12-07): sessions of one
+    # boot agree better than sessions of two (docs/collect.md, "Sizing a new collection ...").
+    later = {k for k in recs if k.startswith(prefix) or k.startswith("repeat|")
+             and k.split("|", 2)[2].startswith(prefix)}
+    boots = [collections.Counter(r.get("boot", "unrecorded")[:10] for k, r in recs.items()
+                                 if (k in later) == side) for side in (True, False)]
+    shared = set(boots[0]) & set(boots[1]) - {"unrecorded"}
+    print("boots: later run " + ", ".join(f"{b} ({n})" for b, n in boots[0].most_common()) +
+          "; the rest " + ", ".join(f"{b} ({n})" for b, n in boots[1].most_common()) +
+          ("; shared: " + ", ".join(sorted(shared)) if shared else "; none shared"))
     print(f"shipped measurements taken on: {cpu or 'any CPU'}; each measurement's {field}")
 
     programs = collections.defaultdict(list)  # instance -> [(old passes, new passes, family)]
