@@ -63,15 +63,14 @@ def main():
     recs = load_records(data)
     field = data_field(data)  # the collection's statistic (collect --statistic)
     prefix = f"session|{session}|"
-    run_cpus = collections.Counter(r.get("cpu", "unknown") for k, r in recs.items()
-                                   if k.startswith(prefix) or k.startswith("repeat|")
-                                   and k.split("|", 2)[2].startswith(prefix))
+    # The later run's records: its first passes and their repeats.
+    later = {k for k in recs if k.startswith(prefix) or k.startswith("repeat|")
+             and k.split("|", 2)[2].startswith(prefix)}
+    run_cpus = collections.Counter(recs[k].get("cpu", "unknown") for k in later)
     print(f"later run {session} measured on: " +
           ", ".join(f"{c} ({n} records)" for c, n in run_cpus.most_common()))
     # The boots each side was measured in (records name them since 2026-12-07): sessions of one
     # boot agree better than sessions of two (docs/collect.md, "Sizing a new collection ...").
-    later = {k for k in recs if k.startswith(prefix) or k.startswith("repeat|")
-             and k.split("|", 2)[2].startswith(prefix)}
     boots = [collections.Counter(r.get("boot", "unrecorded")[:10] for k, r in recs.items()
                                  if (k in later) == side) for side in (True, False)]
     shared = set(boots[0]) & set(boots[1]) - {"unrecorded"}
