@@ -45,9 +45,11 @@ only_trained() {
 mapfile -t ENSEMBLES < <(only_trained tgraph+xgb tgraph+ast-gcn "tgraph+ast-gcn*3" \
   tgraph+ast-gcn+xgb ast-gcn+xgb "ast-gcn*3+xgb" tgraph-ast+xgb tgraph-ast+ast-gcn \
   tgraph-ast-final+ast-gcn-final ast-gcn+xgb-ast tgraph-ast-final+ast-gcn-final+xgb-ast \
-  "tgraph-ast-final+ast-gcn-final+xgb-ast*0.5" tgraph-ast-final-gap+ast-gcn-final-gap)
+  "tgraph-ast-final+ast-gcn-final+xgb-ast*0.5" tgraph-ast-final-gap+ast-gcn-final-gap \
+  tgraph-ast-final-avg20+ast-gcn-final-avg20)
 mapfile -t POOLED < <(only_trained tgraph-ast-final+ast-gcn-final \
-  "tgraph-ast-final+ast-gcn-final+xgb-ast*0.5" ast-gcn-final tgraph-ast-final-gap+ast-gcn-final-gap)
+  "tgraph-ast-final+ast-gcn-final+xgb-ast*0.5" ast-gcn-final tgraph-ast-final-gap+ast-gcn-final-gap \
+  tgraph-ast-final-avg20+ast-gcn-final-avg20)
 # ensemble OUT ENSEMBLE SEED...: the members of ENSEMBLE (MODEL[*WEIGHT]+...) for every SEED.
 ensemble() {
   local out=$1 e=$2 m s w

@@ -10,8 +10,9 @@
 # last kept). xgb-ast is XGBoost on the syntax trees' hand-crafted features (xgb trained on
 # data/halide/ast). MODEL-gap (e.g. ast-gcn-final-gap) trains with --loss hinge-gap, the syntax-tree
 # models' default loss until 2026-12-07 (hinge-log since; MODEL-hlog checkpoints of before then
-# were trained with it explicitly: the defaults' checkpoints now).
-# usage: scripts/train-seeds.sh MODEL SEED...   (after scripts/build.sh)
+# were trained with it explicitly: the defaults' checkpoints now). A last suffix -avgN (e.g.
+# ast-gcn-final-avg20) trains with --average-last N: the mean of the last N epochs' weights.
+# usage: scripts/train-seeds.sh MODEL SEED...   (after scripts/build.sh; TCOST= another binary)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -ge 2 ] || { echo "usage: $0 MODEL SEED..." >&2; exit 2; }
@@ -20,8 +21,14 @@ shift
 OUT=out/model-seeds
 mkdir -p "$OUT"
 extra=()
-base=${m%-gap}
-[ "$base" != "$m" ] && extra=(--loss hinge-gap)
+base=$m
+if [[ "$base" =~ ^(.*)-avg([0-9]+)$ ]]; then
+  base=${BASH_REMATCH[1]}
+  extra=(--average-last "${BASH_REMATCH[2]}")
+fi
+m_base=$base
+base=${base%-gap}
+[ "$base" != "$m_base" ] && extra+=(--loss hinge-gap)
 final=$base
 base=${base%-final}
 [ "$base" != "$final" ] && extra+=(--include-valid)
@@ -35,7 +42,7 @@ for s in "$@"; do
   resume=()
   [ -z "${RETRAIN:-}" ] && [ -f "$pt.resume" ] && resume=(--resume)
   rm -f "$pt.done"
-  build/tcost train --data "$data" --model "$base" "${extra[@]+"${extra[@]}"}" --seed "$s" \
+  "${TCOST:-build/tcost}" train --data "$data" --model "$base" "${extra[@]+"${extra[@]}"}" --seed "$s" \
     --out "$pt" --quiet --threads 1 "${resume[@]+"${resume[@]}"}" >/dev/null
   touch "$pt.done"
 done

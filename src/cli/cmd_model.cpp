@@ -168,6 +168,12 @@ void register_model_commands(CLI::App& app) {
   train->add_flag("--include-valid", t->include_valid,
                   "Train on train/ and valid/ together for all --epochs, without validation, "
                   "and keep the last epoch (the final fit, once validation chose the options)");
+  train
+      ->add_option("--average-last", t->average_last,
+                   "Without validation (--include-valid): keep the mean of the weights at the "
+                   "ends of the last N epochs instead of the last epoch's (0 = the last epoch)")
+      ->check(CLI::Range(0, 100000))
+      ->capture_default_str();
   train->add_option("--threads", t->threads, "Threads (0 = all cores)")->capture_default_str();
   train
       ->add_option("--train-configs", t->max_train_configs,

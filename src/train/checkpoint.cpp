@@ -38,7 +38,8 @@ void save_checkpoint(const std::string& path, const CheckpointMeta& meta,
                             {"valid_tau", meta.valid_tau},
                             {"best_valid_tau", meta.best_valid_tau},
                             {"epochs_since_best", meta.epochs_since_best},
-                            {"loss", meta.loss}};
+                            {"loss", meta.loss},
+                            {"averaged_epochs", meta.averaged_epochs}};
   archive.write("meta", c10::IValue(j.dump()));
   torch::serialize::OutputArchive norm_archive;
   norm.save(norm_archive);
@@ -111,6 +112,7 @@ Checkpoint load_checkpoint(const std::string& path) {
         j.at("best_valid_tau").is_null() ? -2.0 : j.at("best_valid_tau").get<double>();
     ck.meta.epochs_since_best = j.at("epochs_since_best").get<int>();
     ck.meta.loss = j.at("loss").get<std::string>();
+    ck.meta.averaged_epochs = j.value("averaged_epochs", 0);  // absent before 2026-12-07
   } catch (const nlohmann::json::exception& e) {
     throw InputError(fmt::format("{}: checkpoint metadata is incomplete: {}", path, e.what()));
   }

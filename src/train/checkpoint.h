@@ -31,6 +31,8 @@ struct CheckpointMeta {
   double best_valid_tau = -2;
   int epochs_since_best = 0;
   std::string loss;
+  // --average-last: how many epochs' weights the model holds the mean of (0: one epoch's).
+  int averaged_epochs = 0;
 };
 
 struct Checkpoint {

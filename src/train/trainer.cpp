@@ -334,6 +334,47 @@ Checkpoint start_or_resume(const TrainOptions& o, const std::vector<std::string>
   return ck;
 }
 
+// The mean of a network's weights over several epochs (--average-last): parameters averaged
+// with equal weights, buffers taken from the last epoch added.
+struct WeightAverage {
+  std::shared_ptr<model::Network> net;  // null: not averaging (or not rank 0)
+  int count = 0;
+  void resume_from(const std::string& path, int averaged) {
+    const Checkpoint ck = load_checkpoint(path);
+    if (ck.meta.averaged_epochs != averaged) {
+      throw InputError(fmt::format(
+          "{}: holds the mean of {} epochs, the resume state expects {}; train again without "
+          "--resume",
+          path, ck.meta.averaged_epochs, averaged));
+    }
+    copy_from(*ck.model, true);
+    count = averaged;
+  }
+  // Adds the network's current weights; returns how many epochs the mean now holds.
+  int add(model::Network& m) {
+    ++count;
+    copy_from(m, count == 1);
+    return count;
+  }
+
+ private:
+  void copy_from(model::Network& m, bool replace) {
+    torch::NoGradGuard no_grad;
+    const auto from = m.named_parameters();
+    auto to = net->named_parameters();
+    for (const auto& p : from) {
+      torch::Tensor& dst = to[p.key()];
+      if (replace) {
+        dst.copy_(p.value());
+      } else {
+        dst.add_(p.value() - dst, 1.0 / count);
+      }
+    }
+    auto dst_buffers = net->named_buffers();
+    for (const auto& b : m.named_buffers()) dst_buffers[b.key()].copy_(b.value());
+  }
+};
+
 // Warm-up then cosine decay of the learning rate over `total` steps.
 struct LrSchedule {
   double lr;
@@ -505,6 +546,8 @@ void train_model(const TrainOptions& options) {
           "--include-valid: xgb chooses its boosting rounds on valid/; train it with them");
     if (!o.init.empty())
       throw UsageError("--init starts a neural model from another's weights; xgb has none");
+    if (o.average_last > 0)
+      throw UsageError("--average-last averages a neural model's weights; xgb has none");
     if (o.max_train_configs > 0)
       throw UsageError(
           "--train-configs cuts the neural models' training graphs; not an xgb option");
@@ -584,6 +627,7 @@ void train_model(const TrainOptions& options) {
     meta.step = 0;
     meta.best_valid_tau = -2;
     meta.epochs_since_best = 0;
+    meta.averaged_epochs = 0;
   }
   const int64_t steps_per_epoch =
       (static_cast<int64_t>(data.items.size()) + o.batch_graphs - 1) / o.batch_graphs;
@@ -602,6 +646,22 @@ void train_model(const TrainOptions& options) {
     if (!log) throw InputError(fmt::format("{}: cannot write the training log", log_path));
   }
   const bool has_valid = !data.valid.empty() || !data.valid_ast.empty();
+  if (o.average_last > 0 && has_valid) {
+    throw UsageError(
+        "--average-last averages the last epochs of a run without validation; with validation "
+        "the best epoch is kept (add --include-valid)");
+  }
+  if (o.average_last > o.epochs) {
+    throw UsageError(fmt::format("--average-last {} is more than the {} epochs", o.average_last,
+                                 o.epochs));
+  }
+  // --average-last: the running mean of the window's epochs, which OUT holds; a resumed run
+  // reads it back from OUT.
+  WeightAverage average;
+  if (o.average_last > 0 && leader) {
+    average.net = model::make_model(mo, model::dims_of(norm), norm);
+    if (o.resume && meta.averaged_epochs > 0) average.resume_from(o.out, meta.averaged_epochs);
+  }
   if (!quiet) {
     int64_t parameters = 0;
     for (const auto& p : m->parameters()) parameters += p.numel();
@@ -634,10 +694,12 @@ void train_model(const TrainOptions& options) {
     meta.epoch = epoch + 1;
     meta.valid_tau = valid_tau;
     const bool improved = !has_valid || valid_tau > meta.best_valid_tau;
+    const bool averaging = average.net && meta.epoch > o.epochs - o.average_last;
+    if (averaging) meta.averaged_epochs = average.add(*m);
     if (improved) {
       meta.best_valid_tau = valid_tau;
       meta.epochs_since_best = 0;
-      if (leader) save_checkpoint(o.out, meta, norm, m, {}, nullptr);
+      if (leader) save_checkpoint(o.out, meta, norm, averaging ? average.net : m, {}, nullptr);
     } else {
       ++meta.epochs_since_best;
     }
@@ -694,9 +756,13 @@ void train_model(const TrainOptions& options) {
                          1e3 * pg->allreduce_seconds() / std::max<int64_t>(1, steps))
            : "";
     if (leader) {
+      const std::string kept =
+          meta.averaged_epochs > 0
+              ? fmt::format("no validation: the mean of epochs {}-{} kept",
+                            meta.epoch - meta.averaged_epochs + 1, meta.epoch)
+              : fmt::format("no validation: epoch {} kept", meta.epoch);
       fmt::print("{}; checkpoint {} ({:.1f}s, {:.1f} steps/s{}, peak RSS {:.0f} MiB)\n",
-                 has_valid ? fmt::format("best valid {:.4f}", meta.best_valid_tau)
-                           : fmt::format("no validation: epoch {} kept", meta.epoch),
+                 has_valid ? fmt::format("best valid {:.4f}", meta.best_valid_tau) : kept,
                  o.out, seconds, static_cast<double>(steps) / seconds, comm, peak_rss_mib());
     } else {
       fmt::print("rank {}: {:.1f} steps/s{}, peak RSS {:.0f} MiB\n", env.rank,

@@ -548,6 +548,49 @@ TEST_F(Training, IncludeValidTrainsOnTheValidationGraphsToo) {
   EXPECT_THROW(train::train_model(xgb), UsageError);
 }
 
+// --average-last N keeps the mean of the weights at the ends of the last N epochs (runs without
+// validation only); a run stopped inside that window and resumed ends with the same mean.
+TEST_F(Training, AverageLastKeepsTheMeanOfTheLastEpochsWeights) {
+  TempDir out;
+  auto straight = options("sage", out / "straight.pt");
+  straight.include_valid = true;
+  straight.average_last = 2;
+  train::train_model(straight);
+  // The same run one epoch at a time; the resume file holds each epoch's own weights.
+  auto step = straight;
+  step.out = out / "steps.pt";
+  step.stop_after = 1;
+  std::vector<train::Checkpoint> epoch_weights;
+  for (int epoch = 1; epoch <= 4; ++epoch) {
+    step.resume = epoch > 1;
+    train::train_model(step);
+    epoch_weights.push_back(train::load_checkpoint(step.out + ".resume"));
+  }
+  const train::Checkpoint mean = train::load_checkpoint(step.out);
+  EXPECT_EQ(mean.meta.epoch, 4);
+  EXPECT_EQ(mean.meta.averaged_epochs, 2);
+  const auto third = epoch_weights[2].model->named_parameters();
+  const auto fourth = epoch_weights[3].model->named_parameters();
+  int compared = 0;
+  for (const auto& p : mean.model->named_parameters()) {
+    const torch::Tensor expected = (third[p.key()] + fourth[p.key()]) / 2;
+    EXPECT_TRUE(torch::allclose(p.value(), expected, 1e-5, 1e-6)) << p.key();
+    EXPECT_FALSE(torch::equal(p.value(), fourth[p.key()])) << p.key();
+    ++compared;
+  }
+  EXPECT_GT(compared, 0);
+  const std::string g = fs::directory_iterator(fs::path(dir_->str()) / "test")->path().string();
+  EXPECT_EQ(train::predict_costs(straight.out, g), train::predict_costs(step.out, g));
+  EXPECT_EQ(train::load_checkpoint(straight.out).meta.averaged_epochs, 2);
+  // With validation the best epoch is kept, so there is nothing to average; nor past the run.
+  auto validated = options("sage", out / "validated.pt");
+  validated.average_last = 2;
+  EXPECT_THROW(train::train_model(validated), UsageError);
+  auto too_many = straight;
+  too_many.average_last = 5;
+  EXPECT_THROW(train::train_model(too_many), UsageError);
+}
+
 // --init starts a model from another checkpoint's weights (pretraining, then fine-tuning): with
 // a learning rate of nearly zero (0 asks for the model's default) the fine-tuned model is the
 // pretrained one; the model kind must match.
