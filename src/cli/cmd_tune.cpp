@@ -189,6 +189,13 @@ void register_tune(CLI::App& app) {
                   "(its runtime: their median; 0: the search's best run)")
       ->capture_default_str()
       ->check(CLI::Range(0, 100));
+  cmd->add_option("--finalists", t.finalists,
+                  "Measure the N fastest schedules of the search once more each, and choose the "
+                  "one whose slower measurement is fastest (1: the fastest run; with N > 1 and "
+                  "--confirm, the fastest run's schedule is confirmed beside it, "
+                  "\"tcost-fastest-run\")")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
   cmd->add_flag("--pin-threads", t.pin_threads,
                 "Protocol (collect's): after the warm-up, pin each measuring process's threads "
                 "one per CPU; every method's measurements alike");

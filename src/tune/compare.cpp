@@ -88,15 +88,18 @@ double median(std::vector<double> v) {
 // once more in a fresh child, on record in LOG.confirm.jsonl (with a tuning log). A method whose
 // schedule fails a confirmation (a crash, a timeout, a wrong output) fails; the others take the
 // median.
+// A result whose `twin` (an index) is set chose the same schedule as that result: it is not
+// measured, and takes that result's confirmations.
 void confirm_methods(const halide::Program& p, std::vector<MethodResult>& results,
                      const std::vector<std::function<halide::Workload()>>& workloads,
-                     const std::vector<halide::MeasureOptions>& options, const CompareOptions& o) {
+                     const std::vector<halide::MeasureOptions>& options,
+                     const std::vector<int>& twin, const CompareOptions& o) {
   std::optional<halide::ResultLog> log;
   if (!o.tune.log.empty()) log.emplace(confirm_log(o.tune.log));
   for (int round = 1; round <= o.confirm; ++round) {
     for (size_t i = 0; i < results.size(); ++i) {
       MethodResult& r = results[i];
-      if (!r.ok) continue;
+      if (!r.ok || twin[i] >= 0) continue;
       const halide::MeasureResult m = halide::measure_isolated(workloads[i], options[i]);
       if (log) {
         nlohmann::json rec = {
@@ -121,7 +124,14 @@ void confirm_methods(const halide::Program& p, std::vector<MethodResult>& result
       r.confirm_ms.push_back(m.best_ns * 1e-6);
     }
   }
-  for (MethodResult& r : results) {
+  for (size_t i = 0; i < results.size(); ++i) {
+    MethodResult& r = results[i];
+    if (twin[i] >= 0 && r.ok) {
+      const MethodResult& same = results[static_cast<size_t>(twin[i])];
+      r.ok = same.ok;
+      r.error = same.error;
+      r.confirm_ms = same.confirm_ms;
+    }
     if (r.ok && !r.confirm_ms.empty()) r.runtime_ms = median(r.confirm_ms);
   }
 }
@@ -182,6 +192,7 @@ std::vector<MethodResult> compare_methods(const halide::Program& p, train::CostM
   // What each result's confirmations time, and under which options.
   std::vector<std::function<halide::Workload()>> workloads;
   std::vector<halide::MeasureOptions> options;
+  std::vector<int> twin;  // confirm_methods
   halide::MeasureOptions schedule_options;
   schedule_options.timeout_s = o.tune.timeout_s;
   schedule_options.max_run_seconds = o.tune.max_run_seconds;
@@ -206,6 +217,7 @@ std::vector<MethodResult> compare_methods(const halide::Program& p, train::CostM
       out.push_back(r);
       workloads.emplace_back();  // never run: the method failed
       options.push_back(schedule_options);
+      twin.push_back(-1);
       continue;
     }
     if (method == "default" || method == "random" || method == "tcost") {
@@ -215,9 +227,10 @@ std::vector<MethodResult> compare_methods(const halide::Program& p, train::CostM
       t.reference = reference;
       if (method == "default") t.budget = 1;  // the default schedule alone
       halide::Schedule chosen;
+      TuneResult tr;
       try {
         const bool guided = method == "tcost";
-        const TuneResult tr = tune(p, guided ? model : nullptr, t, guided ? prerank : nullptr);
+        tr = tune(p, guided ? model : nullptr, t, guided ? prerank : nullptr);
         r.ok = tr.best_ns > 0;
         r.error = r.ok ? "" : "every measured schedule failed";
         r.runtime_ms = (method == "default" ? tr.default_ns : tr.best_ns) * 1e-6;
@@ -231,11 +244,27 @@ std::vector<MethodResult> compare_methods(const halide::Program& p, train::CostM
       out.push_back(r);
       const int threads = o.tune.threads;
       const halide::Placement at = o.tune.placement;
-      workloads.push_back([&p, chosen, threads, reference, at] {
-        return halide::schedule_workload(p, chosen, threads, reference.get(),
-                                         halide::ThreadPool::halide, at);
-      });
+      const auto workload_of = [&p, threads, reference, at](const halide::Schedule& s) {
+        return [&p, s, threads, reference, at] {
+          return halide::schedule_workload(p, s, threads, reference.get(),
+                                           halide::ThreadPool::halide, at);
+        };
+      };
+      workloads.push_back(workload_of(chosen));
       options.push_back(schedule_options);
+      twin.push_back(-1);
+      // With finalists, what the single fastest run would have chosen, confirmed beside it.
+      if (method == "tcost" && o.tune.finalists > 1 && r.ok) {
+        MethodResult f = r;
+        f.method = "tcost-fastest-run";
+        f.runtime_ms = f.search_runtime_ms = tr.fastest_run_ns * 1e-6;
+        const bool same = halide::measurement_key(p, tr.fastest_run) ==
+                          halide::measurement_key(p, tr.best);
+        out.push_back(f);
+        workloads.push_back(workload_of(tr.fastest_run));
+        options.push_back(schedule_options);
+        twin.push_back(same ? static_cast<int>(out.size()) - 2 : -1);
+      }
       continue;
     }
     for (const auto& a : kAutoschedulers) {
@@ -243,9 +272,10 @@ std::vector<MethodResult> compare_methods(const halide::Program& p, train::CostM
       out.push_back(run_autoscheduler(p, a, *reference, o));
       workloads.push_back(autoscheduler_workload(p, a, *reference, o));
       options.push_back(autoscheduler_measure_options(o));
+      twin.push_back(-1);
     }
   }
-  if (o.confirm > 0) confirm_methods(p, out, workloads, options, o);
+  if (o.confirm > 0) confirm_methods(p, out, workloads, options, twin, o);
   return out;
 }
 

@@ -5,6 +5,10 @@
 //   li2018, mullapudi2016, adams2019, adams2019-greedy - Halide 14's own autoschedulers
 //                      (Debian's plugins), Adams2019 with beam 32 and with beam 1
 //   tcost            - model-guided search (tuner.h)
+//   tcost-fastest-run - with TuneOptions::finalists > 1, not a method to ask for but a row
+//                      beside tcost: the schedule the search's single fastest run would have
+//                      chosen, confirmed beside tcost's choice (the same confirmations when
+//                      the two are one schedule)
 // An autoscheduler's schedule is measured in a child process like any other; its outputs are
 // checked against the default schedule's. A failure (Halide rejects the pipeline, a crash, a
 // timeout, wrong outputs) is a result with an error, not an exception.

@@ -41,6 +41,10 @@ struct TuneOptions {
   bool pin_threads = false;
   halide::Placement placement = halide::Placement::heap;
   uint64_t seed = 0;
+  // The choice among the fastest measured schedules: with N > 1 the N fastest are each measured
+  // once more in a fresh process, and the one whose slower measurement is the fastest is chosen
+  // (the single fastest run favours a lucky process); 1 takes the fastest run.
+  int finalists = 1;
   bool refit = true;  // refit the model on the program's measurements after every round
   train::RefitOptions refit_options;
   std::string log;  // tuning log (JSON lines); required
@@ -62,6 +66,11 @@ struct TuneResult {
   double search_s = 0;       // wall clock of the whole search
   // Best runtime known after each new measurement (ns), for tuning curves.
   std::vector<double> best_after;
+  // The schedule of the single fastest run, what finalists = 1 takes (with finalists > 1, to
+  // compare the two choices), and that run's time; not verified unless it is `best`.
+  halide::Schedule fastest_run;
+  double fastest_run_ns = 0;
+  int finalists_measured = 0;  // re-measurements of the finalists (not in `measured`)
 };
 
 // The default schedule's outputs, which every measured schedule's are checked against, computed
@@ -76,9 +85,12 @@ halide::Outputs reference_outputs(const halide::Program& program, const TuneOpti
 // best o.rerank of its ranking are lowered and ranked again by `model`). `model` may be null
 // (random search). The models are refit in place on the program's measurements (o.refit), the
 // syntax-tree model on them lowered to syntax trees. The result is the fastest measured schedule
-// that passes a verification: measured once more with its outputs checked and compiled with
-// Halide's bounds asserts (a record "bounds_checked": true, key "verify-bounds|..."); one that
-// reads or writes outside a buffer, or computes a wrong answer, is dropped for the next best.
+// (with o.finalists > 1: the finalist whose slower measurement is fastest; the finalists'
+// re-measurements are records "final|KEY", pass 2, outputs checked, taken from the log when
+// there) that passes a verification: measured once more with its outputs checked and compiled
+// with Halide's bounds asserts (a record "bounds_checked": true, key "verify-bounds|..."); one
+// that reads or writes outside a buffer, or computes a wrong answer, is dropped for the next
+// best.
 TuneResult tune(const halide::Program& program, train::CostModel* model, const TuneOptions& o,
                 train::CostModel* prerank = nullptr);
 

@@ -184,6 +184,22 @@ check "tune rerun" 0 "$TCOST" tune --program matmul_192 --model "$MODEL" --budge
   --log "$W/tune.jsonl" --json --confirm 0
 expect_in "tune rerun reuses" "$W/out" '"measurements":0'
 expect_in "tune rerun unconfirmed" "$W/out" '"confirm_ms":[]'
+# --finalists 3 on the same log: nothing new is searched, the three fastest are measured once
+# more each ("final|" records), and the single fastest run's schedule is confirmed beside
+# tcost's choice as "tcost-fastest-run" (sharing tcost's confirmations when it is the same).
+check "tune finalists" 0 "$TCOST" tune --program matmul_192 --model "$MODEL" --budget 6 \
+  --finalists 3 --log "$W/tune.jsonl" --json --confirm 2
+"$PY" - "$W/out" "$W/tune.jsonl" <<'EOF2' && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: tune finalists"; cat "$W/out"; }
+import json, sys
+j = json.load(open(sys.argv[1]))
+m = {r["method"]: r for r in j["programs"][0]["methods"]}
+assert list(m) == ["tcost", "tcost-fastest-run"] and all(r["ok"] for r in m.values()), m
+assert m["tcost"]["measurements"] == 0, m
+assert all(len(r["confirm_ms"]) == 2 for r in m.values()), m
+recs = [json.loads(line) for line in open(sys.argv[2])]
+final = [r for r in recs if r["key"].startswith("final|")]
+assert len(final) == 3 and all(r["pass"] == 2 and r["checked"] for r in final), final
+EOF2
 # Under collect's other protocol (--arena --pin-threads) every method measures alike, its
 # outputs still checked, and every record of the three logs says so (the default protocol's say
 # nothing: the first tuning's).
