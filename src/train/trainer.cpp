@@ -652,8 +652,8 @@ void train_model(const TrainOptions& options) {
         "the best epoch is kept (add --include-valid)");
   }
   if (o.average_last > o.epochs) {
-    throw UsageError(fmt::format("--average-last {} is more than the {} epochs", o.average_last,
-                                 o.epochs));
+    throw UsageError(
+        fmt::format("--average-last {} is more than the {} epochs", o.average_last, o.epochs));
   }
   // --average-last: the running mean of the window's epochs, which OUT holds; a resumed run
   // reads it back from OUT.
@@ -756,14 +756,13 @@ void train_model(const TrainOptions& options) {
                          1e3 * pg->allreduce_seconds() / std::max<int64_t>(1, steps))
            : "";
     if (leader) {
-      const std::string kept =
-          meta.averaged_epochs > 0
-              ? fmt::format("no validation: the mean of epochs {}-{} kept",
-                            meta.epoch - meta.averaged_epochs + 1, meta.epoch)
-              : fmt::format("no validation: epoch {} kept", meta.epoch);
+      const std::string kept = meta.averaged_epochs > 0
+                                   ? fmt::format("no validation: the mean of epochs {}-{} kept",
+                                                 meta.epoch - meta.averaged_epochs + 1, meta.epoch)
+                                   : fmt::format("no validation: epoch {} kept", meta.epoch);
       fmt::print("{}; checkpoint {} ({:.1f}s, {:.1f} steps/s{}, peak RSS {:.0f} MiB)\n",
-                 has_valid ? fmt::format("best valid {:.4f}", meta.best_valid_tau) : kept,
-                 o.out, seconds, static_cast<double>(steps) / seconds, comm, peak_rss_mib());
+                 has_valid ? fmt::format("best valid {:.4f}", meta.best_valid_tau) : kept, o.out,
+                 seconds, static_cast<double>(steps) / seconds, comm, peak_rss_mib());
     } else {
       fmt::print("rank {}: {:.1f} steps/s{}, peak RSS {:.0f} MiB\n", env.rank,
                  static_cast<double>(steps) / seconds, comm, peak_rss_mib());

@@ -258,8 +258,8 @@ std::vector<MethodResult> compare_methods(const halide::Program& p, train::CostM
         MethodResult f = r;
         f.method = "tcost-fastest-run";
         f.runtime_ms = f.search_runtime_ms = tr.fastest_run_ns * 1e-6;
-        const bool same = halide::measurement_key(p, tr.fastest_run) ==
-                          halide::measurement_key(p, tr.best);
+        const bool same =
+            halide::measurement_key(p, tr.fastest_run) == halide::measurement_key(p, tr.best);
         out.push_back(f);
         workloads.push_back(workload_of(tr.fastest_run));
         options.push_back(schedule_options);

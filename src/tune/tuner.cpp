@@ -411,10 +411,11 @@ class Search {
       }
     }
     const auto finalists_end = order.begin() + static_cast<long>(n);
-    const auto dropped = std::stable_partition(order.begin(), finalists_end,
-                                               [](const Known* k) { return k->ok; });
-    std::stable_sort(order.begin(), dropped,
-                     [](const Known* a, const Known* b) { return a->choice_ns() < b->choice_ns(); });
+    const auto dropped =
+        std::stable_partition(order.begin(), finalists_end, [](const Known* k) { return k->ok; });
+    std::stable_sort(order.begin(), dropped, [](const Known* a, const Known* b) {
+      return a->choice_ns() < b->choice_ns();
+    });
     order.erase(dropped, finalists_end);
     return order;
   }
