@@ -170,8 +170,9 @@ void register_model_commands(CLI::App& app) {
                   "and keep the last epoch (the final fit, once validation chose the options)");
   train
       ->add_option("--average-last", t->average_last,
-                   "Without validation (--include-valid): keep the mean of the weights at the "
-                   "ends of the last N epochs instead of the last epoch's (0 = the last epoch)")
+                   "Without validation (--include-valid): train the last N epochs at the "
+                   "learning rate reached when they start and keep the mean of their weights "
+                   "(stochastic weight averaging; 0 = the last epoch's weights)")
       ->check(CLI::Range(0, 100000))
       ->capture_default_str();
   train->add_option("--threads", t->threads, "Threads (0 = all cores)")->capture_default_str();

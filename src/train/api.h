@@ -56,8 +56,9 @@ struct TrainOptions {
   // Train on train/ and valid/ together for all `epochs`, without validation, and keep the last
   // epoch: the final fit once a run with validation has chosen the options and epochs.
   bool include_valid = false;
-  // Without validation: the checkpoint is the mean of the weights at the ends of the last N
-  // epochs (stochastic weight averaging over the cosine tail); 0 keeps the last epoch's.
+  // Without validation: the last N epochs train at the learning rate the schedule reached when
+  // they start, held, and the checkpoint is the mean of the weights at their ends (stochastic
+  // weight averaging); 0 keeps the last epoch's.
   int average_last = 0;
   uint64_t seed = 0;
   int eval_chunk = 256;              // configurations per forward pass at evaluation

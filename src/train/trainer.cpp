@@ -376,10 +376,14 @@ struct WeightAverage {
 };
 
 // Warm-up then cosine decay of the learning rate over `total` steps.
+// With `hold` set (--average-last), the rate reached at step `hold` stays from there on: the
+// epochs whose weights are averaged train at one rate (stochastic weight averaging).
 struct LrSchedule {
   double lr;
   int64_t warmup, total;
+  int64_t hold = -1;
   double at(int64_t step) const {
+    if (hold >= 0 && step > hold) step = hold;
     if (step < warmup) return lr * static_cast<double>(step + 1) / static_cast<double>(warmup);
     const double p = static_cast<double>(step - warmup) /
                      static_cast<double>(std::max<int64_t>(1, total - warmup));
@@ -634,7 +638,8 @@ void train_model(const TrainOptions& options) {
   const int64_t total_steps = steps_per_epoch * o.epochs;
   const LrSchedule lr{
       o.lr, std::max<int64_t>(1, static_cast<int64_t>(o.warmup * static_cast<double>(total_steps))),
-      total_steps};
+      total_steps,
+      o.average_last > 0 ? steps_per_epoch * (o.epochs - o.average_last) : -1};
   StepOptions step_options;
   step_options.loss = loss_name;
   step_options.margin = o.margin;

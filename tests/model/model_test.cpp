@@ -582,6 +582,17 @@ TEST_F(Training, AverageLastKeepsTheMeanOfTheLastEpochsWeights) {
   const std::string g = fs::directory_iterator(fs::path(dir_->str()) / "test")->path().string();
   EXPECT_EQ(train::predict_costs(straight.out, g), train::predict_costs(step.out, g));
   EXPECT_EQ(train::load_checkpoint(straight.out).meta.averaged_epochs, 2);
+  // The averaged epochs train at one learning rate, the one reached when they start.
+  std::ifstream log(straight.out + ".log.jsonl");
+  std::vector<double> rates;
+  for (std::string line; std::getline(log, line);)
+    rates.push_back(nlohmann::json::parse(line).at("lr").get<double>());
+  ASSERT_EQ(rates.size(), 4u);
+  // (each line: the rate of the step after its epoch; epoch 3's first step is the held one)
+  EXPECT_GT(rates[0], rates[1]);
+  EXPECT_EQ(rates[1], rates[2]);
+  EXPECT_EQ(rates[2], rates[3]);
+  EXPECT_GT(rates[3], 0);
   // With validation the best epoch is kept, so there is nothing to average; nor past the run.
   auto validated = options("sage", out / "validated.pt");
   validated.average_last = 2;
