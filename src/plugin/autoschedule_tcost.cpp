@@ -9,6 +9,8 @@
 //   TCOST_BUDGET       measurements, default 64; 0: the model's pick, nothing measured
 //   TCOST_TIME_BUDGET  search minutes, default 5
 //   TCOST_SEED         default 0
+//   TCOST_FINALISTS    the fastest schedules measured once more before the choice (tcost tune
+//                      --finalists)
 //   TCOST_THREADS      Halide threads when measuring (default: MachineParams' parallelism)
 //   TCOST_LOG          tuning records; a pipeline with a checked schedule on record gets it
 //                      without a search
@@ -166,6 +168,9 @@ void autoschedule(const Pipeline& pipeline, const Target& target, const MachineP
     o.budget = env_number<int>("TCOST_BUDGET", 64);
     o.time_budget_min = env_number<double>("TCOST_TIME_BUDGET", 5.0);
     o.seed = env_number<uint64_t>("TCOST_SEED", 0);
+    o.finalists = env_number<int>("TCOST_FINALISTS", o.finalists);
+    if (o.finalists < 1 || o.finalists > 64)
+      throw UsageError(fmt::format("TCOST_FINALISTS: {} is not in 1..64", o.finalists));
     o.threads = env_number<int>("TCOST_THREADS", std::max(1, params.parallelism));
     // The measuring protocol (tcost tune --pin-threads, --arena; docs/tune.md).
     o.pin_threads = env_flag("TCOST_PIN_THREADS");

@@ -500,7 +500,14 @@ std::optional<std::pair<halide::Schedule, double>> best_on_record(const halide::
   std::error_code ec;
   if (log.empty() || !std::filesystem::exists(log, ec)) return std::nullopt;
   const halide::ResultLog records(log);
-  std::optional<std::pair<halide::Schedule, double>> best;
+  // Per schedule on record: its fastest checked measurement, and its re-measurement as a
+  // finalist (Search::choice_order) when it has one.
+  struct OnRecord {
+    halide::Schedule schedule;
+    double ns = 0;
+    double final_ns = 0;
+  };
+  std::map<std::string, OnRecord> by_key;
   for (const auto& rec : records.records()) {
     if (rec.value("instance", "") != program.name() || !rec.value("ok", false) ||
         !rec.value("checked", false) || rec.value("bounds_checked", false))
@@ -508,19 +515,40 @@ std::optional<std::pair<halide::Schedule, double>> best_on_record(const halide::
     try {
       halide::Schedule s = halide::schedule_from_json(rec.at("schedule"));
       halide::check_schedule(program.info(), s);
-      // Refused by its verification (out of bounds, or wrong when measured again).
+      const std::string key = halide::measurement_key(program, s);
+      // Refused by its verification (out of bounds, or wrong when measured again), or a
+      // finalist that failed when measured again.
       const nlohmann::json* verified = records.find(verification_key(program, s));
       if (verified != nullptr && !verified->value("ok", false)) continue;
-      // A finalist that failed when measured again (Search::choice_order).
-      const nlohmann::json* again = records.find("final|" + halide::measurement_key(program, s));
+      const nlohmann::json* again = records.find("final|" + key);
       if (again != nullptr && !again->value("ok", false)) continue;
       const double ns = rec.value("best_ns", 0.0);
-      if (!best || ns < best->second) best = std::make_pair(std::move(s), ns);
+      OnRecord& r = by_key[key];
+      r.schedule = std::move(s);
+      if (rec.value("key", "") == "final|" + key) {
+        r.final_ns = ns;
+      } else if (r.ns == 0 || ns < r.ns) {
+        r.ns = ns;
+      }
     } catch (const std::exception&) {
       // a record of another space or program version
     }
   }
-  return best;
+  // As the search chose: among finalists by the slower of their two measurements, else the
+  // fastest run.
+  const OnRecord* best = nullptr;
+  const auto better = [](const OnRecord& a, const OnRecord* b) {
+    if (b == nullptr) return true;
+    const bool fa = a.final_ns > 0, fb = b->final_ns > 0;
+    if (fa != fb) return fa;
+    return fa ? std::max(a.ns, a.final_ns) < std::max(b->ns, b->final_ns) : a.ns < b->ns;
+  };
+  for (const auto& [key, r] : by_key) {
+    if (r.ns > 0 && better(r, best)) best = &r;
+  }
+  if (best == nullptr) return std::nullopt;
+  const double ns = best->final_ns > 0 ? std::min(best->ns, best->final_ns) : best->ns;
+  return std::make_pair(best->schedule, ns);
 }
 
 }  // namespace tcost::tune

@@ -104,8 +104,9 @@ halide::Schedule pick_by_model(const halide::Program& program, train::CostModel&
                                int rerank = TuneOptions().rerank);
 
 // The fastest schedule of this program in a tuning log whose outputs were checked and that
-// its verification (tune(): outputs checked, bounds asserts on) did not refuse; nothing when
-// the log has none (or does not exist).
+// its verification (tune(): outputs checked, bounds asserts on) did not refuse; where the log
+// holds finalists' re-measurements (TuneOptions::finalists), the finalist tune() chose: the one
+// whose slower measurement is fastest. Nothing when the log has none (or does not exist).
 std::optional<std::pair<halide::Schedule, double>> best_on_record(const halide::Program& program,
                                                                   const std::string& log);
 

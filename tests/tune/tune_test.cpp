@@ -306,6 +306,11 @@ TEST(Finalists, TheSlowerOfTwoMeasurementsChooses) {
   const nlohmann::json* verified = log.find("verify-bounds|" + halide::measurement_key(p, b));
   ASSERT_NE(verified, nullptr);
   EXPECT_TRUE(verified->value("ok", false)) << verified->value("error", "");
+  // The plugin's shortcut reads the same choice from the log.
+  const auto on_record = tune::best_on_record(p, o.log);
+  ASSERT_TRUE(on_record.has_value());
+  EXPECT_EQ(on_record->first, b);
+  EXPECT_EQ(on_record->second, 2.0);
   // One finalist: the fastest run, as before.
   o.finalists = 1;
   o.log = (dir / "one.jsonl").string();
