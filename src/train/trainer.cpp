@@ -638,8 +638,7 @@ void train_model(const TrainOptions& options) {
   const int64_t total_steps = steps_per_epoch * o.epochs;
   const LrSchedule lr{
       o.lr, std::max<int64_t>(1, static_cast<int64_t>(o.warmup * static_cast<double>(total_steps))),
-      total_steps,
-      o.average_last > 0 ? steps_per_epoch * (o.epochs - o.average_last) : -1};
+      total_steps, o.average_last > 0 ? steps_per_epoch * (o.epochs - o.average_last) : -1};
   StepOptions step_options;
   step_options.loss = loss_name;
   step_options.margin = o.margin;
