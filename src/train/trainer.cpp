@@ -566,6 +566,10 @@ void train_model(const TrainOptions& options) {
   if (o.out.empty()) throw UsageError("--out is required");
   if (o.epochs < 1 || o.configs_per_step < 2)
     throw UsageError("--epochs >= 1 and --configs >= 2 are required");
+  if (o.average_last > o.epochs) {
+    throw UsageError(
+        fmt::format("--average-last {} is more than the {} epochs", o.average_last, o.epochs));
+  }
   if (o.batch_graphs < 1 || o.batch_graphs % env.world != 0) {
     throw UsageError(fmt::format("--batch-graphs {} must be a positive multiple of WORLD_SIZE {}",
                                  o.batch_graphs, env.world));
@@ -588,6 +592,12 @@ void train_model(const TrainOptions& options) {
   }
   if (train_files.empty())
     throw InputError(fmt::format("{}: no training graphs under train/", o.data));
+  // Checked before any data is loaded or any file of OUT is written.
+  if (o.average_last > 0 && !valid_files.empty()) {
+    throw UsageError(
+        "--average-last averages the last epochs of a run without validation; with validation "
+        "the best epoch is kept (add --include-valid)");
+  }
   const std::string loss_name = resolve_loss(o.loss, o.model);
   const bool ast_data = is_ast_file(train_files.front());
   if (ast_data != (o.model == "ast-gcn")) {
@@ -650,15 +660,6 @@ void train_model(const TrainOptions& options) {
     if (!log) throw InputError(fmt::format("{}: cannot write the training log", log_path));
   }
   const bool has_valid = !data.valid.empty() || !data.valid_ast.empty();
-  if (o.average_last > 0 && has_valid) {
-    throw UsageError(
-        "--average-last averages the last epochs of a run without validation; with validation "
-        "the best epoch is kept (add --include-valid)");
-  }
-  if (o.average_last > o.epochs) {
-    throw UsageError(
-        fmt::format("--average-last {} is more than the {} epochs", o.average_last, o.epochs));
-  }
   // --average-last: the running mean of the window's epochs, which OUT holds; a resumed run
   // reads it back from OUT.
   WeightAverage average;

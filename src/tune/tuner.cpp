@@ -113,13 +113,21 @@ struct Known {
   // finish() has its verification: measured now, or found in the log under its key.
   bool verified = false;
   double final_ns = 0;  // a finalist's second measurement (0: none)
-  // What the choice among finalists compares: the slower of a finalist's two measurements.
+  bool finalist() const { return final_ns > 0; }
+  // What the choice among finalists compares: the slower of a finalist's two measurements (for
+  // a schedule measured once, that one).
   double choice_ns() const { return std::max(ns, final_ns); }
+  double fastest_ns() const { return finalist() ? std::min(ns, final_ns) : ns; }
 };
 
 // The log key of a schedule's verification (Search::finish).
 std::string verification_key(const halide::Program& p, const Schedule& s) {
   return "verify-bounds|" + halide::measurement_key(p, s);
+}
+
+// The log key of a finalist's second measurement (Search::choice_order).
+std::string finalist_key(const halide::Program& p, const Schedule& s) {
+  return "final|" + halide::measurement_key(p, s);
 }
 
 class Search {
@@ -377,7 +385,7 @@ class Search {
         }
       }
       result_.best = k.schedule;
-      result_.best_ns = k.final_ns > 0 ? std::min(k.ns, k.final_ns) : k.ns;
+      result_.best_ns = k.fastest_ns();
       break;
     }
     result_.program = p_.name();
@@ -389,12 +397,13 @@ class Search {
   // drops it), by the slower of their two measurements, then the other schedules by their run.
   std::vector<Known*> choice_order() {
     std::vector<Known*> order;
-    for (const Known* k : ranked(known_.size())) order.push_back(&known_.at(key_of(*k)));
+    for (const Known* k : ranked(known_.size()))
+      order.push_back(&known_.at(halide::measurement_key(p_, k->schedule)));
     const size_t n = std::min(order.size(), static_cast<size_t>(std::max(1, o_.finalists)));
     if (n < 2) return order;
     std::vector<halide::MeasureJob> jobs;
     for (size_t i = 0; i < n; ++i) {
-      const std::string key = final_key(*order[i]);
+      const std::string key = finalist_key(p_, order[i]->schedule);
       if (log_.find(key) == nullptr)
         jobs.push_back({&p_, order[i]->schedule, key, 2, o_.reference.get(), "", {}});
     }
@@ -403,7 +412,7 @@ class Search {
     halide::measure_batch(log_, jobs, again, "finalists");
     result_.finalists_measured = static_cast<int>(jobs.size());
     for (size_t i = 0; i < n; ++i) {
-      const nlohmann::json* rec = log_.find(final_key(*order[i]));
+      const nlohmann::json* rec = log_.find(finalist_key(p_, order[i]->schedule));
       if (rec != nullptr && rec->value("ok", false)) {
         order[i]->final_ns = rec->value("best_ns", 0.0);
       } else {
@@ -419,9 +428,6 @@ class Search {
     order.erase(dropped, finalists_end);
     return order;
   }
-
-  std::string key_of(const Known& k) const { return halide::measurement_key(p_, k.schedule); }
-  std::string final_key(const Known& k) const { return "final|" + key_of(k); }
 
   const halide::Program& p_;
   train::CostModel* model_;
@@ -502,12 +508,7 @@ std::optional<std::pair<halide::Schedule, double>> best_on_record(const halide::
   const halide::ResultLog records(log);
   // Per schedule on record: its fastest checked measurement, and its re-measurement as a
   // finalist (Search::choice_order) when it has one.
-  struct OnRecord {
-    halide::Schedule schedule;
-    double ns = 0;
-    double final_ns = 0;
-  };
-  std::map<std::string, OnRecord> by_key;
+  std::map<std::string, Known> by_key;
   for (const auto& rec : records.records()) {
     if (rec.value("instance", "") != program.name() || !rec.value("ok", false) ||
         !rec.value("checked", false) || rec.value("bounds_checked", false))
@@ -516,16 +517,17 @@ std::optional<std::pair<halide::Schedule, double>> best_on_record(const halide::
       halide::Schedule s = halide::schedule_from_json(rec.at("schedule"));
       halide::check_schedule(program.info(), s);
       const std::string key = halide::measurement_key(program, s);
+      const std::string again_key = finalist_key(program, s);
       // Refused by its verification (out of bounds, or wrong when measured again), or a
       // finalist that failed when measured again.
       const nlohmann::json* verified = records.find(verification_key(program, s));
       if (verified != nullptr && !verified->value("ok", false)) continue;
-      const nlohmann::json* again = records.find("final|" + key);
+      const nlohmann::json* again = records.find(again_key);
       if (again != nullptr && !again->value("ok", false)) continue;
       const double ns = rec.value("best_ns", 0.0);
-      OnRecord& r = by_key[key];
+      Known& r = by_key[key];
       r.schedule = std::move(s);
-      if (rec.value("key", "") == "final|" + key) {
+      if (rec.value("key", "") == again_key) {
         r.final_ns = ns;
       } else if (r.ns == 0 || ns < r.ns) {
         r.ns = ns;
@@ -536,19 +538,13 @@ std::optional<std::pair<halide::Schedule, double>> best_on_record(const halide::
   }
   // As the search chose: among finalists by the slower of their two measurements, else the
   // fastest run.
-  const OnRecord* best = nullptr;
-  const auto better = [](const OnRecord& a, const OnRecord* b) {
-    if (b == nullptr) return true;
-    const bool fa = a.final_ns > 0, fb = b->final_ns > 0;
-    if (fa != fb) return fa;
-    return fa ? std::max(a.ns, a.final_ns) < std::max(b->ns, b->final_ns) : a.ns < b->ns;
-  };
+  const Known* best = nullptr;
+  const auto rank = [](const Known& k) { return std::make_pair(!k.finalist(), k.choice_ns()); };
   for (const auto& [key, r] : by_key) {
-    if (r.ns > 0 && better(r, best)) best = &r;
+    if (r.ns > 0 && (best == nullptr || rank(r) < rank(*best))) best = &r;
   }
   if (best == nullptr) return std::nullopt;
-  const double ns = best->final_ns > 0 ? std::min(best->ns, best->final_ns) : best->ns;
-  return std::make_pair(best->schedule, ns);
+  return std::make_pair(best->schedule, best->fastest_ns());
 }
 
 }  // namespace tcost::tune

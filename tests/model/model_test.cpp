@@ -597,6 +597,7 @@ TEST_F(Training, AverageLastKeepsTheMeanOfTheLastEpochsWeights) {
   auto validated = options("sage", out / "validated.pt");
   validated.average_last = 2;
   EXPECT_THROW(train::train_model(validated), UsageError);
+  EXPECT_FALSE(fs::exists(validated.out + ".log.jsonl"));  // refused before writing anything
   auto too_many = straight;
   too_many.average_last = 5;
   EXPECT_THROW(train::train_model(too_many), UsageError);
