@@ -9,12 +9,18 @@
 #include "cli/commands.h"
 #include "core/dataset.h"
 #include "core/error.h"
+#include "halide/arena.h"
 #include "halide/collect.h"
 #include "halide/manifest.h"
 #include "halide/result_log.h"
 #include "halide/zoo.h"
 
 namespace tcost::cli {
+
+void refuse_huge_pages_if_unavailable() {
+  const std::string why = halide::huge_pages_unavailable();
+  if (!why.empty()) throw UsageError("--huge-pages: " + why);
+}
 
 void register_collect(CLI::App& app) {
   auto o = std::make_shared<halide::CollectOptions>();
@@ -97,7 +103,11 @@ void register_collect(CLI::App& app) {
       "Protocol: put the inputs, outputs and every allocation of the runs at the same "
       "addresses in every measuring process (tcost's arena), not where the heap puts them");
   cmd->add_flag_callback(
-      "--huge-pages", [o] { o->placement = halide::Placement::arena_huge; },
+      "--huge-pages",
+      [o] {
+        refuse_huge_pages_if_unavailable();
+        o->placement = halide::Placement::arena_huge;
+      },
       "Protocol: --arena, the arena's memory on transparent huge pages (2 MiB), so that buffers "
       "map to the same cache sets in every measuring process");
   cmd->add_option("--passes", o->passes,

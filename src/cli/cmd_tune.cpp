@@ -208,7 +208,11 @@ void register_tune(CLI::App& app) {
       "Protocol (collect's): the runs' buffers at the same addresses in every measuring "
       "process; every method's measurements alike");
   cmd->add_flag_callback(
-      "--huge-pages", [o] { o->compare_options.tune.placement = halide::Placement::arena_huge; },
+      "--huge-pages",
+      [o] {
+        refuse_huge_pages_if_unavailable();
+        o->compare_options.tune.placement = halide::Placement::arena_huge;
+      },
       "Protocol (collect's): --arena, its memory on transparent huge pages; every method's "
       "measurements alike");
   cmd->add_flag("!--no-refit", t.refit, "Do not refit the model on the program's measurements");

@@ -17,4 +17,8 @@ void register_tune(CLI::App& app);
 void register_report(CLI::App& app);
 void register_launch(CLI::App& app);
 
+// collect's and tune's --huge-pages: UsageError, before anything is measured, where this
+// machine's transparent huge pages are off (halide::huge_pages_unavailable).
+void refuse_huge_pages_if_unavailable();
+
 }  // namespace tcost::cli

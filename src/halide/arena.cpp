@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <stdexcept>
 #include <string>
 
@@ -36,7 +37,29 @@ Arena::Arena(uintptr_t address, size_t bytes) : base_(address), bytes_(bytes) {
 }
 
 bool Arena::advise_huge_pages() {
+  if (!huge_pages_unavailable().empty()) return false;
   return madvise(reinterpret_cast<void*>(base_), bytes_, MADV_HUGEPAGE) == 0;
+}
+
+std::string huge_pages_mode(const std::string& enabled) {
+  const size_t open = enabled.find('['), close = enabled.find(']', open);
+  if (open == std::string::npos || close == std::string::npos) return "";
+  return enabled.substr(open + 1, close - open - 1);
+}
+
+std::string machine_huge_pages_mode() {
+  std::ifstream in("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string line;
+  std::getline(in, line);
+  return huge_pages_mode(line);
+}
+
+std::string huge_pages_unavailable() {
+  const std::string mode = machine_huge_pages_mode();
+  if (mode == "always" || mode == "madvise") return "";
+  return mode.empty() ? "this kernel has no transparent huge pages"
+                      : "transparent huge pages are '" + mode +
+                            "' on this machine (/sys/kernel/mm/transparent_hugepage/enabled)";
 }
 
 Arena::~Arena() { munmap(reinterpret_cast<void*>(base_), bytes_); }

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <string>
 
 namespace tcost::halide {
 
@@ -46,9 +47,10 @@ class Arena {
   }
   uintptr_t base() const { return base_; }
   // Asks the kernel to back the arena with transparent huge pages (madvise MADV_HUGEPAGE) from
-  // now on: pages touched afterwards are 2 MiB where the kernel can find them (the machine's THP
-  // set to `always` or `madvise`). Advice, not a promise: false when the kernel refuses it (no
-  // THP), and the arena works on as before.
+  // now on: pages touched afterwards are 2 MiB where the kernel can find them. False, and the
+  // arena works on as before on small pages, where the machine's THP mode is neither `always`
+  // nor `madvise` (huge_pages_mode: the kernel accepts the advice even under `never`) or the
+  // kernel refuses it.
   bool advise_huge_pages();
   // Blocks `allocate` has handed out so far.
   int64_t allocations() {
@@ -71,6 +73,15 @@ class Arena {
 // (below the stack), in every process alike.
 constexpr uintptr_t kArenaAddress = 0x6a0000000000;
 constexpr size_t kArenaBytes = size_t{64} << 30;  // 32 GiB placed, 32 GiB allocated
+
+// The mode selected in the text of /sys/kernel/mm/transparent_hugepage/enabled ("always
+// [madvise] never" -> "madvise"); "" when none is selected (no such file: a kernel without THP).
+std::string huge_pages_mode(const std::string& enabled);
+// This machine's transparent huge pages mode (huge_pages_mode of its sysfs file).
+std::string machine_huge_pages_mode();
+// Why --huge-pages cannot be honoured on this machine ("" when it can: THP `always` or
+// `madvise`), for the commands to refuse the flag before measuring anything.
+std::string huge_pages_unavailable();
 
 // The arena of this process at kArenaAddress (mapped on first use; forks inherit it).
 Arena& measuring_arena();

@@ -177,6 +177,24 @@ TEST(Arena, TheSameRequestsGetTheSameAddresses) {
   EXPECT_EQ(p[(1 << 20) - 1], 7);
 }
 
+// The THP mode is the bracketed word of the sysfs file; a kernel without THP has no file.
+// Where the mode is neither `always` nor `madvise`, the arena's advice reports failure (the
+// kernel would accept the madvise and give small pages), so that --huge-pages is refused.
+TEST(Arena, HugePagesModeIsTheSelectedWord) {
+  EXPECT_EQ(huge_pages_mode("always [madvise] never"), "madvise");
+  EXPECT_EQ(huge_pages_mode("[always] madvise never"), "always");
+  EXPECT_EQ(huge_pages_mode("always madvise [never]"), "never");
+  EXPECT_EQ(huge_pages_mode(""), "");
+  EXPECT_EQ(huge_pages_mode("always madvise never"), "");
+  const std::string mode = machine_huge_pages_mode();
+  const bool usable = mode == "always" || mode == "madvise";
+  EXPECT_EQ(huge_pages_unavailable().empty(), usable) << "mode '" << mode << "'";
+  if (!usable) {
+    Arena a(0x6c8000000000, size_t{4} << 20);
+    EXPECT_FALSE(a.advise_huge_pages()) << "advice taken under THP '" << mode << "'";
+  }
+}
+
 // --huge-pages: the arena asks for transparent huge pages, and where the machine's THP allows
 // them (`always` or `madvise`), memory written in it afterwards is backed by 2 MiB pages (the
 // mapping's AnonHugePages in /proc/self/smaps), and the arena hands out the same addresses.
