@@ -165,6 +165,9 @@ void register_model_commands(CLI::App& app) {
   train->add_flag("--hand-features", t->hand_features,
                   "ast-gcn, tgraph-ast: the head reads each tree's hand-crafted features "
                   "(XGBoost's on the trees) beside its pooled node features");
+  train->add_flag("--tree-skip", t->tree_skip,
+                  "tgraph-ast: a linear score of the tree branch's features added to the joint "
+                  "head's, a path of the trees' own to the score");
   train->add_flag("--include-valid", t->include_valid,
                   "Train on train/ and valid/ together for all --epochs, without validation, "
                   "and keep the last epoch (the final fit, once validation chose the options)");

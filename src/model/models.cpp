@@ -673,6 +673,7 @@ class TGraphAst : public Network {
     head1_ = register_module("head1",
                              torch::nn::Linear(graph_->embed_width() + kTreeHidden, kHeadHidden));
     head2_ = register_module("head2", torch::nn::Linear(kHeadHidden, 1));
+    if (o.tree_skip) skip_ = register_module("skip", torch::nn::Linear(kTreeHidden, 1));
     dropout_ = o.dropout;
   }
   torch::Tensor forward(const GraphInput& g, const torch::Tensor& configs) override {
@@ -694,12 +695,14 @@ class TGraphAst : public Network {
   }
   torch::Tensor head(const torch::Tensor& graph, const torch::Tensor& trees) {
     const auto hidden = torch::gelu(head1_(torch::cat({graph, trees}, 1)));
-    return head2_(dropout_in_training(hidden, dropout_, is_training())).squeeze(1);
+    const auto joint = head2_(dropout_in_training(hidden, dropout_, is_training())).squeeze(1);
+    return skip_ ? joint + skip_(trees).squeeze(1) : joint;
   }
 
   std::shared_ptr<TGraph> graph_;
   std::shared_ptr<AstGcn> trees_;
   torch::nn::Linear head1_{nullptr}, head2_{nullptr};
+  torch::nn::Linear skip_{nullptr};  // ModelOptions::tree_skip
   double dropout_ = 0;
 };
 
@@ -720,6 +723,7 @@ std::string ModelOptions::to_json() const {
                         {"tree_pass_cell", tree_pass_cell},
                         {"tree_pass_whole", tree_pass_whole},
                         {"hand_features", hand_features},
+                        {"tree_skip", tree_skip},
                         {"dropout", dropout},
                         {"segment_nodes", segment_nodes}}
       .dump();
@@ -764,6 +768,8 @@ ModelOptions ModelOptions::from_json(const std::string& text) {
         o.tree_pass_whole = it->get<bool>();
       else if (k == "hand_features")
         o.hand_features = it->get<bool>();
+      else if (k == "tree_skip")
+        o.tree_skip = it->get<bool>();
       else if (k == "dropout")
         o.dropout = it->get<double>();
       else if (k == "segment_nodes")

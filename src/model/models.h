@@ -69,6 +69,10 @@ struct ModelOptions {
   // differences from the default schedule's) beside its pooled node features, a "wide" input
   // beside the deep one. The normaliser carries their statistics (GraphInput::hand).
   bool hand_features = false;
+  // tgraph-ast: a linear score of the tree branch's features added to the joint head's, so
+  // that the trees have a path of their own to the score (the tree encoder trained as if alone,
+  // the joint head adding what the layout graph tells).
+  bool tree_skip = false;
   // ast-gcn (and tgraph-ast's trees and head): dropout probability in training on the nodes'
   // input features, each GCN layer's update and the head's hidden layer; 0 = none.
   double dropout = 0;

@@ -44,6 +44,7 @@ struct TrainOptions {
   bool tree_pass_whole = false;         // up first, then down reading both (models.h)
   bool hand_features = false;  // ast-gcn, tgraph-ast: the head reads the trees' hand-crafted
                                // features too (models.h)
+  bool tree_skip = false;      // tgraph-ast: the trees' own linear score added (models.h)
   std::string loss = "auto";   // one of loss_names()
   int epochs = 0;              // 0: the model's default (resolve_epochs)
   int configs_per_step = 32;   // K configurations of one graph per step

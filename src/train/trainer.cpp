@@ -310,6 +310,7 @@ Checkpoint start_or_resume(const TrainOptions& o, const std::vector<std::string>
   mo.tree_pass_cell = o.tree_pass_cell;
   mo.tree_pass_whole = o.tree_pass_whole;
   mo.hand_features = o.hand_features;
+  mo.tree_skip = o.tree_skip;
   mo = mo.resolved();
   if (o.resume) {
     Checkpoint ck = load_checkpoint(resume_path);
@@ -526,6 +527,8 @@ void check_model_options(const TrainOptions& o) {
   if (o.hand_features && !reads_trees)
     throw UsageError(
         fmt::format("--hand-features: the syntax-tree models' head reads them, not {}'s", o.model));
+  if (o.tree_skip && o.model != "tgraph-ast")
+    throw UsageError(fmt::format("--tree-skip is a tgraph-ast option, not {}'s", o.model));
   if (o.config_pool && o.model != "tgraph")
     throw UsageError(fmt::format("--config-pool is a tgraph option, not {}'s", o.model));
 }

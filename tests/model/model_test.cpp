@@ -1266,6 +1266,36 @@ TEST(TwoViewTraining, TGraphAstLearnsFromEitherView) {
     ASSERT_EQ(cost.size(), static_cast<size_t>(g.num_configs));
     expect_reference_scores(ck, g, a, cost);
   }
+  // With --tree-skip the trees' own linear score is a parameter of the checkpoint, both
+  // formulations add it (the same scores), and it moves them; ast-gcn refuses the option.
+  {
+    const std::string root = dir / "trees";
+    train::TrainOptions t = quick_options(root, "tgraph-ast", root + "/skip.pt", 2);
+    t.tree_skip = true;
+    train::train_model(t);
+    const auto ck = train::load_checkpoint(t.out);
+    EXPECT_TRUE(ck.meta.model.tree_skip);
+    const Graph g = load_graph(root + "/layout/test/g13.npz");
+    const AstSet a = load_ast(root + "/ast/test/g13.npz");
+    const auto cost = train::load_cost_model(t.out, 1)->score(train::Views{&g, &a});
+    expect_reference_scores(ck, g, a, cost);
+    torch::Tensor bias;
+    for (const auto& p : ck.model->named_parameters())
+      if (p.key() == "skip.bias") bias = p.value();
+    ASSERT_TRUE(bias.defined()) << "no skip.bias among the parameters";
+    torch::NoGradGuard ng;
+    const auto p = model::prepare_graph(g, ck.normalizer, ck.model->prune_hops());
+    std::vector<int64_t> idx(static_cast<size_t>(g.num_configs));
+    std::iota(idx.begin(), idx.end(), 0);
+    const auto b = model::select_views(p, a, idx, ck.normalizer);
+    ck.model->eval();
+    const auto before = ck.model->forward(b.input, b.configs);
+    bias.add_(1.0);  // the skip's bias: every configuration's score one higher
+    EXPECT_TRUE(torch::allclose(ck.model->forward(b.input, b.configs), before + 1, 1e-4, 1e-4));
+    t.model = "ast-gcn";
+    t.data = root + "/ast";
+    EXPECT_THROW(train::train_model(t), UsageError);
+  }
   // A root without ast/, and a layout root, are usage errors; a twin whose configurations
   // differ is an input error naming both files.
   train::TrainOptions t = quick_options(dir / "graphs/layout", "tgraph-ast", dir / "bad.pt", 1);
