@@ -8,7 +8,7 @@ first; this script compares every pair of sessions, each side the best of its fi
 passes (default 3), as mean Kendall tau over programs and the p90/p10 of new/old runtimes, with
 each session's speed (the median over its schedules of its runtime over the first session's) and
 its time and boot. Then it pools sessions: each schedule's runtime on a side the geometric mean
-of the bests of several sessions, against one session left out, and two sessions against two.
+of the bests of several sessions, a sessions against b others, every such pairing summarised.
 Only schedules that every session measured (every pass ok) are compared, so all figures are of
 one sample.
 usage: PYTHONPATH=build/python:scripts /usr/bin/python3 scripts/session-pairs.py DATA_DIR
@@ -86,26 +86,27 @@ def main():
     for a, b in itertools.combinations(names, 2):
         tau, spread = compare(best[a], best[b], program)
         print(f"| {a} against {b} | {tau:.3f} | {spread:.2f} |")
-    if len(names) >= 3:
-        print("\n| pooled (geometric mean of the sessions' bests) | mean tau over programs | "
-              "new/old p90/p10 |")
-        print("|---|---|---|")
-        for out in names:
-            rest = [s for s in names if s != out]
-            for n in range(2, len(rest) + 1):
-                for group in itertools.combinations(rest, n):
-                    tau, spread = compare(pooled(best, group, keys), best[out], program)
-                    print(f"| {' + '.join(group)} against {out} | {tau:.3f} | {spread:.2f} |")
-        if len(names) >= 4:
-            for group in itertools.combinations(names, 2):
-                other = [s for s in names if s not in group]
-                for pair in itertools.combinations(other, 2):
-                    if group < pair:
-                        tau, spread = compare(pooled(best, group, keys), pooled(best, pair, keys),
-                                              program)
-                        print(f"| {' + '.join(group)} against {' + '.join(pair)} | {tau:.3f} | "
-                              f"{spread:.2f} |")
-
+    if len(names) < 3:
+        return
+    # Pooled sides: every way of taking a sessions for one side and b others for the other
+    # (a >= b, a + b <= all), summarised per (a, b): how many, mean tau (range), mean p90/p10.
+    print("\n| pooled (each side the geometric mean of its sessions' bests) | pairings | "
+          "mean tau over pairings (range) | mean new/old p90/p10 |")
+    print("|---|---|---|---|")
+    for a in range(1, len(names)):
+        for b in range(1, min(a, len(names) - a) + 1):
+            got = []
+            for left in itertools.combinations(names, a):
+                rest = [s for s in names if s not in left]
+                for right in itertools.combinations(rest, b):
+                    if a == b and right < left:
+                        continue  # each pairing of two equal sides once
+                    got.append(compare(pooled(best, left, keys), pooled(best, right, keys),
+                                       program))
+            taus = [t for t, _ in got]
+            print(f"| {a} against {b} | {len(got)} | {statistics.mean(taus):.3f} "
+                  f"({min(taus):.3f}-{max(taus):.3f}) | "
+                  f"{statistics.mean(x for _, x in got):.2f} |")
 
 if __name__ == "__main__":
     main()
