@@ -11,7 +11,8 @@
 #   later: a later, independent run (collect --cross-session 40 --session $SESSION, default
 #          today's UTC date), the same alternation, PASSES passes; then prints, per protocol,
 #          scripts/cross-session-noise.py's comparison (singles, bests of two and three, across
-#          the sessions).
+#          the sessions), and scripts/session-pairs.py's table of every pair of sessions so far
+#          and of sessions pooled (best of 3 passes a session, or of PASSES when fewer).
 # Other samples and protocols (docs/collect.md, "Short programs: a minimum timed total"):
 #   PROGRAMS=a,b,... (collect --pipelines), SCHEDULES=N per program (default 40),
 #   PROTOCOLS="heap arena-pin arena-pin-50ms" (names of FLAGS below), OUT=dir.
@@ -52,5 +53,7 @@ if [ "$MODE" = later ]; then
   for p in "${PROTOCOLS[@]}"; do
     echo "## $p"
     PYTHONPATH=build/python:scripts /usr/bin/python3 scripts/cross-session-noise.py "$OUT/$p" "$SESSION"
+    # every pair of the sessions so far, and sessions pooled (docs/collect.md, "Sessions, not boots")
+    PYTHONPATH=build/python:scripts /usr/bin/python3 scripts/session-pairs.py "$OUT/$p" --passes $((PASSES < 3 ? PASSES : 3))
   done
 fi

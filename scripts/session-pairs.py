@@ -70,6 +70,9 @@ def main():
     args = ap.parse_args()
     best, when, program = sessions_of(load_records(args.data), args.passes)
     names = sorted(best, key=lambda s: when[s][0])
+    if len(names) < 2:
+        raise SystemExit(f"{args.data}: fewer than two sessions measured schedules in "
+                         f"{args.passes} passes")
     keys = set.intersection(*(set(best[s]) for s in names))
     best = {s: {k: best[s][k] for k in keys} for s in names}
     print(f"{args.data}: {len(keys)} schedules of {len(set(program[k] for k in keys))} programs "
