@@ -1178,14 +1178,20 @@ void write_two_views(const std::string& root, bool runtimes_from_trees) {
 
 // The costs a two-view model scored for (g, a) are its reference formulation's (batch-major
 // TGraph), and its node-major forward agrees with that formulation.
-void expect_reference_scores(const train::Checkpoint& ck, const Graph& g, const AstSet& a,
-                             const std::vector<double>& cost) {
-  torch::NoGradGuard no_grad;
+// Both views of every configuration of g, as one batch for the checkpoint's model (now in eval
+// mode).
+model::PreparedGraph every_config(const train::Checkpoint& ck, const Graph& g, const AstSet& a) {
   const auto p = model::prepare_graph(g, ck.normalizer, ck.model->prune_hops());
   std::vector<int64_t> idx(static_cast<size_t>(g.num_configs));
   std::iota(idx.begin(), idx.end(), 0);
-  const auto b = model::select_views(p, a, idx, ck.normalizer);
   ck.model->eval();
+  return model::select_views(p, a, idx, ck.normalizer);
+}
+
+void expect_reference_scores(const train::Checkpoint& ck, const Graph& g, const AstSet& a,
+                             const std::vector<double>& cost) {
+  torch::NoGradGuard no_grad;
+  const auto b = every_config(ck, g, a);
   const auto ref = ck.model->reference_forward(b.input, b.configs);
   EXPECT_TRUE(torch::allclose(ref, ck.model->forward(b.input, b.configs), 1e-4, 1e-4));
   ASSERT_EQ(cost.size(), static_cast<size_t>(ref.size(0)));
@@ -1284,11 +1290,7 @@ TEST(TwoViewTraining, TGraphAstLearnsFromEitherView) {
       if (p.key() == "skip.bias") bias = p.value();
     ASSERT_TRUE(bias.defined()) << "no skip.bias among the parameters";
     torch::NoGradGuard ng;
-    const auto p = model::prepare_graph(g, ck.normalizer, ck.model->prune_hops());
-    std::vector<int64_t> idx(static_cast<size_t>(g.num_configs));
-    std::iota(idx.begin(), idx.end(), 0);
-    const auto b = model::select_views(p, a, idx, ck.normalizer);
-    ck.model->eval();
+    const auto b = every_config(ck, g, a);
     const auto before = ck.model->forward(b.input, b.configs);
     bias.add_(1.0);  // the skip's bias: every configuration's score one higher
     EXPECT_TRUE(torch::allclose(ck.model->forward(b.input, b.configs), before + 1, 1e-4, 1e-4));
