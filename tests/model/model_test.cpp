@@ -1255,48 +1255,49 @@ TEST(TwoViewTraining, TGraphAstLearnsFromEitherView) {
       EXPECT_EQ(train::load_cost_model(rest.out, 1)->score(train::Views{&g, &a}), cost);
     }
   }
-  // With --hand-features the trees' normaliser holds their statistics and both formulations
-  // read them: the same scores.
-  {
+  {  // Options of the tree side, trained on the trees' root (two epochs) and read back.
     const std::string root = dir / "trees";
-    train::TrainOptions t = quick_options(root, "tgraph-ast", root + "/hand.pt", 2);
-    t.hand_features = true;
-    train::train_model(t);
-    const auto ck = train::load_checkpoint(t.out);
-    EXPECT_TRUE(ck.meta.model.hand_features);
-    ASSERT_TRUE(ck.normalizer.trees);
-    ASSERT_TRUE(ck.normalizer.trees->hand_mean.defined());
     const Graph g = load_graph(root + "/layout/test/g13.npz");
     const AstSet a = load_ast(root + "/ast/test/g13.npz");
-    const auto cost = train::load_cost_model(t.out, 1)->score(train::Views{&g, &a});
-    ASSERT_EQ(cost.size(), static_cast<size_t>(g.num_configs));
-    expect_reference_scores(ck, g, a, cost);
-  }
-  // With --tree-skip the trees' own linear score is a parameter of the checkpoint, both
-  // formulations add it (the same scores), and it moves them; ast-gcn refuses the option.
-  {
-    const std::string root = dir / "trees";
-    train::TrainOptions t = quick_options(root, "tgraph-ast", root + "/skip.pt", 2);
-    t.tree_skip = true;
-    train::train_model(t);
-    const auto ck = train::load_checkpoint(t.out);
-    EXPECT_TRUE(ck.meta.model.tree_skip);
-    const Graph g = load_graph(root + "/layout/test/g13.npz");
-    const AstSet a = load_ast(root + "/ast/test/g13.npz");
-    const auto cost = train::load_cost_model(t.out, 1)->score(train::Views{&g, &a});
-    expect_reference_scores(ck, g, a, cost);
-    torch::Tensor bias;
-    for (const auto& p : ck.model->named_parameters())
-      if (p.key() == "skip.bias") bias = p.value();
-    ASSERT_TRUE(bias.defined()) << "no skip.bias among the parameters";
-    torch::NoGradGuard ng;
-    const auto b = every_config(ck, g, a);
-    const auto before = ck.model->forward(b.input, b.configs);
-    bias.add_(1.0);  // the skip's bias: every configuration's score one higher
-    EXPECT_TRUE(torch::allclose(ck.model->forward(b.input, b.configs), before + 1, 1e-4, 1e-4));
-    t.model = "ast-gcn";
-    t.data = root + "/ast";
-    EXPECT_THROW(train::train_model(t), UsageError);
+    const auto trained = [&](const std::string& file, const auto& set) {
+      train::TrainOptions t = quick_options(root, "tgraph-ast", root + "/" + file, 2);
+      set(t);
+      train::train_model(t);
+      return t;
+    };
+    // With --hand-features the trees' normaliser holds their statistics and both formulations
+    // read them: the same scores.
+    {
+      const auto t = trained("hand.pt", [](train::TrainOptions& o) { o.hand_features = true; });
+      const auto ck = train::load_checkpoint(t.out);
+      EXPECT_TRUE(ck.meta.model.hand_features);
+      ASSERT_TRUE(ck.normalizer.trees);
+      ASSERT_TRUE(ck.normalizer.trees->hand_mean.defined());
+      const auto cost = train::load_cost_model(t.out, 1)->score(train::Views{&g, &a});
+      ASSERT_EQ(cost.size(), static_cast<size_t>(g.num_configs));
+      expect_reference_scores(ck, g, a, cost);
+    }
+    // With --tree-skip the trees' own linear score is a parameter of the checkpoint, both
+    // formulations add it (the same scores), and it moves them; ast-gcn refuses the option.
+    {
+      auto t = trained("skip.pt", [](train::TrainOptions& o) { o.tree_skip = true; });
+      const auto ck = train::load_checkpoint(t.out);
+      EXPECT_TRUE(ck.meta.model.tree_skip);
+      const auto cost = train::load_cost_model(t.out, 1)->score(train::Views{&g, &a});
+      expect_reference_scores(ck, g, a, cost);
+      torch::Tensor bias;
+      for (const auto& p : ck.model->named_parameters())
+        if (p.key() == "skip.bias") bias = p.value();
+      ASSERT_TRUE(bias.defined()) << "no skip.bias among the parameters";
+      torch::NoGradGuard ng;
+      const auto b = every_config(ck, g, a);
+      const auto before = ck.model->forward(b.input, b.configs);
+      bias.add_(1.0);  // the skip's bias: every configuration's score one higher
+      EXPECT_TRUE(torch::allclose(ck.model->forward(b.input, b.configs), before + 1, 1e-4, 1e-4));
+      t.model = "ast-gcn";
+      t.data = root + "/ast";
+      EXPECT_THROW(train::train_model(t), UsageError);
+    }
   }
   // A root without ast/, and a layout root, are usage errors; a twin whose configurations
   // differ is an input error naming both files.
