@@ -11,3 +11,8 @@ def family(name):
     if name.endswith(".npz"):
         name = name[:-4]
     return re.sub(r"_[0-9][0-9x]*$", "", name)
+
+
+def test_families(data="data/halide"):
+    """The families of the fixed test split: those of DATA/layout/test's programs."""
+    return {family(f) for f in os.listdir(f"{data}/layout/test") if f.endswith(".npz")}

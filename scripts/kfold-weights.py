@@ -12,14 +12,14 @@ usage: PYTHONPATH=build/python /usr/bin/python3 scripts/kfold-weights.py [DIR:SE
 import glob, os, re, sys
 import numpy as np
 import tcost
-from test_scores import family
+from families import family, test_families
 if len(sys.argv) > 1:
     dirs = {a.rsplit(":", 1)[1]: a.rsplit(":", 1)[0] for a in sys.argv[1:]}
 else:
     found = sorted({re.sub(r".*-", "", p[:-3]) for p in glob.glob("out/kfold/tgraph-0-*.pt")})
     dirs = {s: "out/kfold" for s in found}
 seeds = list(dirs)
-TEST = {"attention", "conv1x1", "morph_close", "resnet_bottleneck", "sobel"}
+TEST = test_families()
 grid = [(1, 0, 0), (0, 1, 0), (0, 0, 1), (1, 1, 0), (1, 2, 0), (1, 3, 0), (1, 4, 0), (2, 1, 0),
         (1, 1, 1), (1, 2, 1), (1, 3, 1), (0, 2, 1), (0, 3, 1), (1, 4, 1), (2, 4, 1)]
 z = lambda v: (v - v.mean()) / (v.std() if v.std() > 0 else 1)

@@ -111,5 +111,6 @@ def main():
                   f"({min(taus):.3f}-{max(taus):.3f}) | "
                   f"{statistics.mean(x for _, x in got):.2f} |")
 
+
 if __name__ == "__main__":
     main()

@@ -1182,11 +1182,11 @@ std::function<void()> compiled_run(Program::Impl& p, std::shared_ptr<std::vector
   }
   if (placement != Placement::heap) {
     Arena& arena = measuring_arena();  // mapped now: a failure is the compile's
-    if (placement == Placement::arena_huge && !arena.advise_huge_pages())
+    if (placement == Placement::arena_huge && !arena.advise_huge_pages()) {
+      const std::string why = huge_pages_unavailable();
       throw std::runtime_error("--huge-pages: the kernel refused huge pages for the arena (" +
-                               (huge_pages_unavailable().empty() ? std::string("madvise failed")
-                                                                 : huge_pages_unavailable()) +
-                               ")");
+                               (why.empty() ? std::string("madvise failed") : why) + ")");
+    }
     pipeline->jit_handlers().custom_malloc = &arena_malloc;
     pipeline->jit_handlers().custom_free = &arena_free;
   }
