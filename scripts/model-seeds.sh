@@ -15,6 +15,9 @@
 # scripts/train-seeds.sh, scoring: scripts/test_scores.py). MODELS="tgraph xgb ..." takes a subset
 # of the rows (and the ensembles all of whose members are in it); JOBS=2 trains two checkpoints
 # at a time (each on one thread, so the checkpoints are the same as one at a time).
+# SCORE_DATA=DIR scores on DIR's test programs and states DIR's noise figures (training always
+# reads data/halide): e.g. a copy of the collection rewritten with --pool-sessions, whose test
+# labels pool several sessions (REUSE=1 then only scores).
 # usage: scripts/model-seeds.sh [SEEDS...]   (after scripts/build.sh; about 12 minutes before the
 # final fits, which took 8-22 minutes each beside other trainings on 2 cores)
 set -euo pipefail
@@ -67,19 +70,19 @@ for e in ${ENSEMBLES[@]+"${ENSEMBLES[@]}"}; do
   for s in "${SEEDS[@]}"; do ensemble "$OUT/$e-$s.ens" "$e" "$s"; done
 done
 for e in ${POOLED[@]+"${POOLED[@]}"}; do ensemble "$OUT/pooled-$e.ens" "$e" "${SEEDS[@]}"; done
-PYTHONPATH=build/python:scripts /usr/bin/python3 - "$OUT" "${MODELS[@]}" \
+PYTHONPATH=build/python:scripts /usr/bin/python3 - "$OUT" "${SCORE_DATA:-data/halide}" "${MODELS[@]}" \
   -- ${ENSEMBLES[@]+"${ENSEMBLES[@]}"} -- ${POOLED[@]+"${POOLED[@]}"} -- "${SEEDS[@]}" <<'PYEOF'
 import json, sys
 import numpy as np
 from test_scores import family, geomean, score, test_views
-out = sys.argv[1]
+out, data = sys.argv[1], sys.argv[2]
 cut = sys.argv.index("--")
 cut2 = sys.argv.index("--", cut + 1)
 cut3 = sys.argv.index("--", cut2 + 1)
-models, ensembles = sys.argv[2:cut], sys.argv[cut + 1:cut2]
+models, ensembles = sys.argv[3:cut], sys.argv[cut + 1:cut2]
 pooled, seeds = sys.argv[cut2 + 1:cut3], sys.argv[cut3 + 1:]
-noise = json.load(open("data/halide/manifest.json"))["noise"]
-views = test_views()
+noise = json.load(open(f"{data}/manifest.json"))["noise"]
+views = test_views(data)
 def per_family(path):
     """{family: ([tau], [s1], [s5])} of the checkpoint or ensemble file at path."""
     fam = {}

@@ -75,6 +75,10 @@ void register_collect(CLI::App& app) {
   cmd->add_option("--session", o->session,
                   "Name of this cross-session run (default: today's UTC date); the same name "
                   "resumes it");
+  cmd->add_option("--pool-sessions", o->pool_sessions,
+                  "Later sessions (--cross-session) whose measurements the datasets pool with the "
+                  "collection's own: IDs separated by commas, all (every one on the data's CPU) "
+                  "or none (default: the collection's own; kept in the manifest)");
   cmd->add_option("--warmup-runs", o->warmup_runs, "Protocol: untimed runs before timing")
       ->capture_default_str()
       ->check(CLI::Range(0, 100));
@@ -181,6 +185,9 @@ void register_collect(CLI::App& app) {
     if (s.left_out_other_cpu > 0)
       fmt::print("left out of the datasets: {} schedules never measured on the data's CPU ({})\n",
                  s.left_out_other_cpu, cpu);
+    if (!s.pooled_sessions.empty())
+      fmt::print("pooled with the later sessions {}: {} schedules' runtimes\n",
+                 fmt::join(s.pooled_sessions, ", "), s.pooled_schedules);
     if (o->remeasure > 0) {
       fmt::print("noise ceiling: Kendall tau between two measurement passes = {:.4f} ({} pairs)\n",
                  s.remeasure_tau, s.remeasured_pairs);

@@ -341,6 +341,45 @@ std::vector<Schedule> untried_samples(const Program& p, const std::set<std::stri
   return out;
 }
 
+// The later sessions the datasets pool (CollectOptions::pool_sessions): those named, every one
+// on the data's CPU ("all"), none ("none"), or the collection's own ("": its manifest's). A name
+// must be a session on record measured on the data's CPU (pooling another CPU's runtimes would
+// mix two CPUs' rankings), or `measuring_now`, the session this run measures: InputError else.
+std::vector<std::string> sessions_to_pool(const CollectOptions& o, const ResultLog& log,
+                                          const std::string& cpu,
+                                          const std::string& measuring_now) {
+  const auto on_record = cross_sessions(log);
+  if (o.pool_sessions == "none") return {};
+  std::vector<std::string> names;
+  if (o.pool_sessions == "all") {
+    for (const auto& [session, session_cpu] : on_record)
+      if (session_cpu == cpu) names.push_back(session);
+    if (!measuring_now.empty() &&
+        std::find(names.begin(), names.end(), measuring_now) == names.end())
+      names.push_back(measuring_now);
+    return names;
+  }
+  std::string known;
+  for (const auto& [session, session_cpu] : on_record)
+    known += fmt::format("{}{} ({})", known.empty() ? "" : ", ", session, session_cpu);
+  for (const std::string& name :
+       o.pool_sessions.empty() ? data_pooled_sessions(o.out) : comma_list(o.pool_sessions)) {
+    if (std::find(names.begin(), names.end(), name) != names.end()) continue;
+    const auto it = std::find_if(on_record.begin(), on_record.end(),
+                                 [&](const auto& s) { return s.first == name; });
+    if (it == on_record.end() && name != measuring_now)
+      throw InputError(fmt::format("{}: no later session '{}' to pool (on record: {})", o.out, name,
+                                   known.empty() ? "none" : known));
+    const std::string session_cpu = it != on_record.end() ? it->second : cpu_model();
+    if (session_cpu != cpu)
+      throw InputError(fmt::format(
+          "{}: session '{}' is measured on {}, the data on {}: pooling it would mix two CPUs",
+          o.out, name, session_cpu.empty() ? std::string("an unknown CPU") : session_cpu, cpu));
+    names.push_back(name);
+  }
+  return names;
+}
+
 }  // namespace
 
 CollectSummary collect(const CollectOptions& o) {
@@ -378,6 +417,14 @@ CollectSummary collect(const CollectOptions& o) {
   // What the datasets read off each measurement: the statistic named, else the collection's own.
   const RunStatistic statistic =
       o.statistic.empty() ? data_statistic(o.out) : parse_run_statistic(o.statistic);
+  // The later session this run measures (--cross-session): named, or today's UTC date.
+  const std::string measured_session = [&] {
+    if (o.cross_session == 0 || !o.session.empty()) return o.session;
+    const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+    char date[16];
+    std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
+    return std::string(date);
+  }();
   std::vector<Program> programs;
   for (const auto& in : select_instances(o.pipelines)) programs.push_back(zoo_program(in.name));
   if (o.shard_count > 1 && o.measure) {
@@ -391,6 +438,8 @@ CollectSummary collect(const CollectOptions& o) {
     programs = std::move(mine);
   }
   ResultLog log((fs::path(o.out) / "measurements.jsonl").string());
+  // A session to pool that is neither on record nor measured now is refused before measuring.
+  sessions_to_pool(o, log, cpu, o.measure ? measured_session : "");
   CollectSummary summary;
   std::vector<std::vector<Schedule>> planned;
   if (!o.schedules_from.empty()) {
@@ -597,13 +646,7 @@ CollectSummary collect(const CollectOptions& o) {
   // Cross-session (--cross-session N): up to N measured schedules of each program again, the
   // default among them, in this later run.
   if (o.measure && o.cross_session > 0 && !out_of_time) {
-    std::string session = o.session;
-    if (session.empty()) {
-      const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-      char date[16];
-      std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
-      session = date;
-    }
+    const std::string session = measured_session;
     summary.session = session;
     std::vector<MeasureJob> again;
     for (const auto& p : programs) {
@@ -647,6 +690,7 @@ CollectSummary collect(const CollectOptions& o) {
   summary.remeasured_pairs = noise.pairs;
   // Datasets from every successful measurement on record (this run's and earlier ones'), for
   // every program of the zoo that has its default schedule measured.
+  summary.pooled_sessions = sessions_to_pool(o, log, cpu, "");
   const std::vector<InstanceName> all = zoo_instances();
   Progress writing("writing datasets", static_cast<int64_t>(all.size()));
   int64_t k = 0;
@@ -655,8 +699,9 @@ CollectSummary collect(const CollectOptions& o) {
     const auto it = measured.find(in.name);
     if (it == measured.end()) continue;
     const Program p = zoo_program(in.name);
-    const Measured m =
-        measured_configs(log, it->second, p.info(), MeasuredOn{target_name(p), cpu}, statistic);
+    const Measured m = measured_configs(log, it->second, p.info(), MeasuredOn{target_name(p), cpu},
+                                        statistic, summary.pooled_sessions);
+    summary.pooled_schedules += m.pooled;
     summary.left_out_other_cpu += m.left_out;
     summary.left_out_failed_check += m.failed_check;
     if (m.normalizer_ns <= 0 || m.schedules.size() < 2) continue;  // not measured (yet)

@@ -53,6 +53,15 @@ struct CollectOptions {
   // (cross_session_noise).
   int cross_session = 0;
   std::string session;  // default: today's UTC date
+  // --pool-sessions LIST: later sessions (--cross-session) whose measurements the datasets pool
+  // with the collection's own (measured_configs: the geometric mean over the sessions that
+  // measured a schedule, each session's shift on the program taken out). LIST is session IDs
+  // separated by commas, "all" (every later session on the data's CPU) or "none"; "" keeps the
+  // collection's own (its manifest's protocol.pooled_sessions; none for a new one). The manifest
+  // records the list, so a later run or a --rewrite keeps it. The noise figures
+  // (noise.cross_session) compare the collection's own measurements with each session's, pooled
+  // or not.
+  std::string pool_sessions;
   // Protocol knobs (MeasureOptions) for the protocol study; defaults are the shipped protocol.
   int warmup_runs = 1;
   int min_runs = 3;
@@ -119,8 +128,10 @@ struct CollectSummary {
   int64_t left_out_other_cpu = 0;
   int64_t left_out_failed_check = 0;  // schedules a measurement found unsound (failed_check)
   std::string session;                // the later run measured (--cross-session; "" otherwise)
-  int64_t topped_up = 0;              // new schedules tried for --at-least
-  std::vector<std::string> short_of;  // "NAME (HAVE)" still under --at-least (time, space)
+  std::vector<std::string> pooled_sessions;  // the sessions the datasets pooled (pool_sessions)
+  int64_t pooled_schedules = 0;              // schedules whose runtime pools a later session's
+  int64_t topped_up = 0;                     // new schedules tried for --at-least
+  std::vector<std::string> short_of;         // "NAME (HAVE)" still under --at-least (time, space)
 };
 
 class ResultLog;

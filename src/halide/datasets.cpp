@@ -1,6 +1,7 @@
 #include "halide/datasets.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -90,13 +91,41 @@ bool any_pass_failed_check(const ResultLog& log, const nlohmann::json& record) {
   return std::any_of(passes.begin(), passes.end(), [](const auto* r) { return failed_check(*r); });
 }
 
+const nlohmann::json* session_record(const ResultLog& log, const std::string& session,
+                                     const std::string& key) {
+  return log.find("session|" + session + "|" + key);
+}
+
+namespace {
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
 Measured measured_configs(const ResultLog& log, const std::vector<size_t>& positions,
-                          const ProgramInfo& p, const MeasuredOn& on, RunStatistic statistic) {
+                          const ProgramInfo& p, const MeasuredOn& on, RunStatistic statistic,
+                          const std::vector<std::string>& pooled_sessions) {
   Measured m;
   const std::string default_key = schedule_key(default_schedule(p));
+  // The kept schedules' first records and own runtimes, then each pooled session's runtimes.
+  std::vector<const nlohmann::json*> kept;
+  std::vector<double> own;
+  std::vector<std::vector<double>> later(pooled_sessions.size());
   for (size_t i : positions) {
     const auto& rec = log.records()[i];
-    if (any_pass_failed_check(log, rec)) {
+    const std::string key = rec.at("key").get<std::string>();
+    bool unsound = any_pass_failed_check(log, rec);
+    std::vector<double> in_sessions;
+    for (const std::string& session : pooled_sessions) {
+      const nlohmann::json* again = session_record(log, session, key);
+      unsound = unsound || (again != nullptr && any_pass_failed_check(log, *again));
+      in_sessions.push_back(again == nullptr ? 0 : runtime_of_passes(log, *again, on, statistic));
+    }
+    if (unsound) {
       ++m.failed_check;
       continue;
     }
@@ -105,9 +134,31 @@ Measured measured_configs(const ResultLog& log, const std::vector<size_t>& posit
       ++m.left_out;
       continue;
     }
-    Schedule s = schedule_from_json(rec.at("schedule"));
+    kept.push_back(&rec);
+    own.push_back(best);
+    for (size_t s = 0; s < in_sessions.size(); ++s) later[s].push_back(in_sessions[s]);
+  }
+  std::vector<double> log_sum(own.size()), sides(own.size(), 1.0);
+  for (size_t i = 0; i < own.size(); ++i) log_sum[i] = std::log(own[i]);
+  for (const std::vector<double>& session : later) {
+    std::vector<double> ratios;
+    for (size_t i = 0; i < own.size(); ++i)
+      if (session[i] > 0) ratios.push_back(session[i] / own[i]);
+    if (ratios.empty()) continue;
+    const double shift = median_of(ratios);
+    for (size_t i = 0; i < own.size(); ++i) {
+      if (session[i] <= 0) continue;
+      log_sum[i] += std::log(session[i] / shift);
+      sides[i] += 1;
+    }
+  }
+  for (size_t i = 0; i < kept.size(); ++i) {
+    Schedule s = schedule_from_json(kept[i]->at("schedule"));
     check_schedule(p, s);
-    const auto ns = std::max<int64_t>(1, static_cast<int64_t>(best));
+    m.pooled += sides[i] > 1 ? 1 : 0;
+    const auto ns =
+        std::max<int64_t>(1, sides[i] > 1 ? std::llround(std::exp(log_sum[i] / sides[i]))
+                                          : static_cast<int64_t>(own[i]));
     if (schedule_key(s) == default_key) m.normalizer_ns = ns;
     m.schedules.push_back(std::move(s));
     m.runtime_ns.push_back(ns);

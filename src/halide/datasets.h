@@ -27,6 +27,7 @@ struct Measured {
   int64_t normalizer_ns = 0;  // the default schedule's runtime
   int64_t left_out = 0;       // measured, but never on the dataset's target and CPU
   int64_t failed_check = 0;   // measured, but a measurement of it failed_check: left out
+  int64_t pooled = 0;         // schedules whose runtime pools a later session's (pool_sessions)
 };
 
 // The key of measurement number k (k >= 2) of the same schedule as `key` (collect --passes):
@@ -63,9 +64,23 @@ int passes_under(const ResultLog& log, const nlohmann::json& record, const Measu
 // The configurations of one program: the records at `positions` (first_pass_by_program), each
 // with the runtime of its passes taken `on` the dataset's target and CPU (runtime_of_passes). A
 // schedule with no such pass is left out (counted in `left_out`).
+//
+// `pooled_sessions` (collect --pool-sessions) names later sessions (collect --cross-session)
+// whose measurements join the collection's own: a schedule a session measured again (its record
+// "session|ID|KEY" and repeats, taken `on` the same target and CPU) gets the geometric mean of
+// its runtime in each side that has one, the collection's own first, each later session's
+// divided first by that session's shift on the program (the median over the program's schedules
+// of session / own runtime), so that a schedule measured in fewer sessions is not moved by a
+// whole session running slower or faster. A schedule that a pooled session's measurement found
+// unsound (failed_check) is left out, as one found unsound by its own passes.
 Measured measured_configs(const ResultLog& log, const std::vector<size_t>& positions,
                           const ProgramInfo& p, const MeasuredOn& on = {},
-                          RunStatistic statistic = RunStatistic::best_run);
+                          RunStatistic statistic = RunStatistic::best_run,
+                          const std::vector<std::string>& pooled_sessions = {});
+// The record of `session`'s measurement of the schedule whose first measurement has `key`
+// (collect --cross-session: "session|ID|KEY"), or null.
+const nlohmann::json* session_record(const ResultLog& log, const std::string& session,
+                                     const std::string& key);
 
 // The syntax trees of `schedules` (lower_ast), one configuration each, in order, with the
 // stage encodings and runtimes of `layout`, their layout graph (layout_graph of the same

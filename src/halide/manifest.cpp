@@ -132,6 +132,24 @@ RunStatistic data_statistic(const std::string& out) {
   }
 }
 
+std::vector<std::string> data_pooled_sessions(const std::string& out) {
+  const nlohmann::json m = manifest_on_file(out);
+  if (!m.is_object() || !m.contains("protocol") || !m["protocol"].is_object()) return {};
+  const auto& s = m["protocol"].value("pooled_sessions", nlohmann::json());
+  if (s.is_null()) return {};
+  const auto refuse = [&] {
+    return InputError(
+        fmt::format("{}/manifest.json: protocol.pooled_sessions is not a list of names", out));
+  };
+  if (!s.is_array()) throw refuse();
+  std::vector<std::string> names;
+  for (const auto& name : s) {
+    if (!name.is_string()) throw refuse();
+    names.push_back(name.get<std::string>());
+  }
+  return names;
+}
+
 void write_manifest(const CollectOptions& o, const MeasureOptions& mo, const ResultLog& log,
                     const CollectSummary& summary, RunStatistic statistic) {
   nlohmann::json counts;
@@ -183,6 +201,7 @@ void write_manifest(const CollectOptions& o, const MeasureOptions& mo, const Res
   counts["schedules_by_measurements_on_data_cpu"] = by_passes;
   counts["left_out_not_on_data_cpu"] = summary.left_out_other_cpu;
   counts["left_out_failed_check"] = summary.left_out_failed_check;
+  counts["schedules_pooled_with_later_sessions"] = summary.pooled_schedules;
   int64_t tried_min = -1, tried_max = 0;  // the default and the samples, failures included
   for (const auto& [name, n] : tried_by_program) {
     tried_min = tried_min < 0 ? n : std::min(tried_min, n);
@@ -277,9 +296,19 @@ void write_manifest(const CollectOptions& o, const MeasureOptions& mo, const Res
                             {"p90_over_p10", num(c.within_p90 / c.within_p10)}}},
                           {"seconds_per_schedule", c.seconds_per_schedule}};
   };
-  // The figures stated are the latest later run on the data's CPU (the latest of all when none
-  // was): a run on another CPU measures the change of CPU too. Every run is listed.
-  const CrossSession c = cross_session_noise(log, cpu, "", statistic);
+  // The figures stated are those of the later run on the data's CPU that measured the most
+  // programs, the latest of those (of all runs when none ran on the data's CPU: a run on another
+  // CPU measures the change of CPU too), so that a session over a few programs does not stand for
+  // the whole collection. Every run is listed.
+  std::map<std::string, CrossSession> by_session;
+  CrossSession c;
+  for (const auto& [session, session_cpu] : cross_sessions(log)) {
+    const CrossSession& s = by_session[session] = cross_session_noise(log, cpu, session, statistic);
+    const bool on_cpu = session_cpu == cpu, chosen_on_cpu = !c.session.empty() && c.cpu == cpu;
+    if (c.session.empty() || (on_cpu && !chosen_on_cpu) ||
+        (on_cpu == chosen_on_cpu && s.programs >= c.programs))
+      c = s;
+  }
   if (!c.session.empty()) {
     m["noise"]["cross_session_tau"] = num(c.tau);
     m["noise"]["schedules_per_program"] =
@@ -293,9 +322,7 @@ void write_manifest(const CollectOptions& o, const MeasureOptions& mo, const Res
         "runtimes; ratio_within_program divides each by its program's median ratio (a shift of "
         "the whole program taken out)";
     nlohmann::json runs = nlohmann::json::object();
-    for (const auto& [session, session_cpu] : cross_sessions(log))
-      runs[session] = session_block(
-          session == c.session ? c : cross_session_noise(log, cpu, session, statistic));
+    for (const auto& [session, figures] : by_session) runs[session] = session_block(figures);
     m["noise"]["cross_session_runs"] = runs;
   }
   const std::string path = (fs::path(o.out) / "manifest.json").string();
@@ -321,8 +348,12 @@ void write_manifest(const CollectOptions& o, const MeasureOptions& mo, const Res
          "datasets and features rewritten from measurements.jsonl (tcost collect "
          "--rewrite); the runtimes are those measured at 'written'"}};
   }
-  // The datasets were written with this run's statistic, whatever protocol was kept above.
-  if (m["protocol"].is_object()) m["protocol"]["statistic"] = run_statistic_label(statistic);
+  // The datasets were written with this run's statistic and pooled sessions, whatever protocol
+  // was kept above.
+  if (m["protocol"].is_object()) {
+    m["protocol"]["statistic"] = run_statistic_label(statistic);
+    m["protocol"]["pooled_sessions"] = summary.pooled_sessions;
+  }
   // Each later run's own facts (date, target, CPU, protocol): this run's when it was one, the
   // others' as the manifest before stated them.
   if (m["noise"].contains("cross_session_runs")) {

@@ -27,6 +27,9 @@ std::string data_cpu(const std::string& out);
 // one its manifest names (protocol.statistic), or best-run for a collection without one.
 // InputError when the manifest names one this build does not know.
 RunStatistic data_statistic(const std::string& out);
+// The later sessions a collection's datasets pool (collect --pool-sessions): its manifest's
+// protocol.pooled_sessions, none when absent. InputError when that is not a list of strings.
+std::vector<std::string> data_pooled_sessions(const std::string& out);
 
 // `statistic`: what the datasets were written with (protocol.statistic, whatever else a rewrite
 // or a later run keeps of the manifest before).

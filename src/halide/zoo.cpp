@@ -36,14 +36,19 @@ std::vector<std::string> zoo_families() {
   return out;
 }
 
-std::vector<InstanceName> select_instances(const std::string& glob) {
-  // Comma-separated globs: the union, in the zoo's order.
-  std::vector<std::string> globs;
-  for (size_t start = 0; start <= glob.size();) {
-    const size_t end = std::min(glob.find(',', start), glob.size());
-    if (end > start) globs.push_back(glob.substr(start, end - start));
+std::vector<std::string> comma_list(const std::string& text) {
+  std::vector<std::string> out;
+  for (size_t start = 0; start <= text.size();) {
+    const size_t end = std::min(text.find(',', start), text.size());
+    if (end > start) out.push_back(text.substr(start, end - start));
     start = end + 1;
   }
+  return out;
+}
+
+std::vector<InstanceName> select_instances(const std::string& glob) {
+  // Comma-separated globs: the union, in the zoo's order.
+  const std::vector<std::string> globs = comma_list(glob);
   std::vector<InstanceName> out;
   for (const auto& in : zoo_instances()) {
     for (const auto& g : globs) {

@@ -26,6 +26,8 @@ std::vector<InstanceName> zoo_instances();
 std::vector<std::string> zoo_families();
 // UsageError when nothing matches.
 std::vector<InstanceName> select_instances(const std::string& glob);
+// The non-empty items of a comma-separated list, in order ("a,,b" gives a and b).
+std::vector<std::string> comma_list(const std::string& text);
 // InputError for a name that is not in the zoo.
 Program zoo_program(const std::string& instance);
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <csignal>
 #include <thread>
 
@@ -964,6 +965,15 @@ CollectOptions small_collection(const std::filesystem::path& dir, int samples) {
   return o;
 }
 
+// Measures the collection `o` and returns its records, each of which must have succeeded.
+std::vector<nlohmann::json> measured_records(const CollectOptions& o) {
+  collect(o);
+  auto records =
+      ResultLog((std::filesystem::path(o.out) / "measurements.jsonl").string()).records();
+  for (const auto& r : records) EXPECT_TRUE(r.value("ok", false)) << r.at("key");
+  return records;
+}
+
 // Replaces a measurement log with `records`, one JSON line each.
 void write_log(const std::filesystem::path& path, const std::vector<nlohmann::json>& records) {
   std::ofstream out(path, std::ios::trunc);
@@ -1495,11 +1505,9 @@ TEST(Collect, AtLeastSamplesMoreSchedulesUntilEveryProgramHasEnough) {
 TEST(Collect, TheMedianRunStatisticIsTheManifestsAndKeptByRewrites) {
   const auto dir = fresh_dir("statistic");
   CollectOptions o = small_collection(dir, 2);
-  collect(o);
   const auto path = dir / "measurements.jsonl";
-  std::vector<nlohmann::json> records = ResultLog(path.string()).records();
+  std::vector<nlohmann::json> records = measured_records(o);
   ASSERT_EQ(records.size(), 3u);  // the default and 2 samples
-  for (const auto& r : records) ASSERT_TRUE(r.value("ok", false)) << r.at("key");
   // Best runs in one order, median runs in the other; schedule 2 has a second pass whose median
   // is lower than its first's and whose best is higher.
   const std::vector<double> best = {1000, 2000, 3000}, median = {9000, 8000, 7000};
@@ -1557,11 +1565,9 @@ TEST(Collect, TheMedianRunStatisticIsTheManifestsAndKeptByRewrites) {
 TEST(Collect, DatasetsTakeOnlyTheDataCpusRuntimes) {
   const auto dir = fresh_dir("one_cpu");
   CollectOptions o = small_collection(dir, 2);
-  collect(o);
   const auto path = dir / "measurements.jsonl";
-  std::vector<nlohmann::json> records = ResultLog(path.string()).records();
+  std::vector<nlohmann::json> records = measured_records(o);
   ASSERT_EQ(records.size(), 3u);  // the default and 2 samples
-  for (const auto& r : records) ASSERT_TRUE(r.value("ok", false)) << r.at("key");
   ASSERT_NE(records[0].value("best_ns", 0.0), records[1].value("best_ns", 0.0));
   const std::string k1 = records[1].at("key");
   const std::string k2 = records[2].at("key");
@@ -1610,6 +1616,84 @@ TEST(Collect, DatasetsTakeOnlyTheDataCpusRuntimes) {
   EXPECT_EQ(manifest.at("noise").at("cross_session").at("session"), "s1");
   EXPECT_EQ(manifest.at("noise").at("cross_session_runs").at("s2").at("same_cpu_as_data"), false);
   EXPECT_EQ(manifest.at("noise").at("cross_session_runs").at("s1").at("same_cpu_as_data"), true);
+  std::filesystem::remove_all(dir);
+}
+
+// --pool-sessions: a schedule measured again in a pooled later session gets the geometric mean
+// of its own runtime and the session's divided by the session's shift on the program (its median
+// ratio); one the session did not measure keeps its own; a session's unsound measurement leaves
+// its schedule out. The manifest keeps the list for later rewrites; "none" undoes it; a session
+// not on record, or measured on another CPU, is refused. The noise figures stated are the later
+// run's that covers the most programs, not the latest.
+TEST(Collect, PooledSessionsJoinTheDatasetsRuntimes) {
+  const auto dir = fresh_dir("pooled");
+  CollectOptions o = small_collection(dir, 3);
+  const auto path = dir / "measurements.jsonl";
+  std::vector<nlohmann::json> records = measured_records(o);
+  ASSERT_EQ(records.size(), 4u);  // the default and 3 samples
+  const std::vector<double> own = {1000, 2000, 3000, 4000};
+  for (size_t i = 0; i < 4; ++i) records[i]["best_ns"] = own[i];
+  const auto again = [&](size_t i, const std::string& session, const std::string& cpu,
+                         double best_ns) {
+    nlohmann::json r = records[i];
+    r["key"] = "session|" + session + "|" + records[i].at("key").get<std::string>();
+    r["pass"] = 4;
+    r["session"] = session;
+    r["cpu"] = cpu;
+    r["best_ns"] = best_ns;
+    return r;
+  };
+  // s1 on the data's CPU, 2.2x slower on the whole (ratios 2.2, 1.5, 2.4): schedules 0-2.
+  const std::vector<double> s1 = {2200, 3000, 7200};
+  std::vector<nlohmann::json> later;
+  for (size_t i = 0; i < 3; ++i) later.push_back(again(i, "s1", cpu_model(), s1[i]));
+  later.push_back(again(0, "s2", "Other CPU", 500));         // another CPU
+  nlohmann::json wrong = again(3, "s3", cpu_model(), 4000);  // s3 finds schedule 3 unsound
+  wrong["ok"] = false;
+  wrong["error"] = "failed: wrong output: out differs at (0, 0)";
+  later.push_back(wrong);
+  records.insert(records.end(), later.begin(), later.end());
+  write_log(path, records);
+  const auto runtimes = [&] {
+    return load_graph((dir / "layout/train/matmul_192.npz").string()).runtime_ns;
+  };
+  const auto manifest = [&] {
+    std::ifstream in(dir / "manifest.json");
+    return nlohmann::json::parse(in);
+  };
+  o.measure = false;  // --rewrite
+  EXPECT_EQ(collect(o).pooled_schedules, 0);
+  EXPECT_EQ(runtimes(), (std::vector<int64_t>{1000, 2000, 3000, 4000}));
+  o.pool_sessions = "s1";
+  const CollectSummary pooled = collect(o);
+  EXPECT_EQ(pooled.pooled_schedules, 3);
+  EXPECT_EQ(pooled.pooled_sessions, std::vector<std::string>{"s1"});
+  const auto mean = [](double a, double b) { return std::llround(std::sqrt(a * b)); };
+  EXPECT_EQ(runtimes(),
+            (std::vector<int64_t>{1000, mean(2000, 3000 / 2.2), mean(3000, 7200 / 2.2), 4000}));
+  EXPECT_EQ(manifest().at("protocol").at("pooled_sessions"), nlohmann::json({"s1"}));
+  EXPECT_EQ(manifest().at("counts").at("schedules_pooled_with_later_sessions"), 3);
+  EXPECT_EQ(data_pooled_sessions(o.out), std::vector<std::string>{"s1"});
+  // The noise figures compare the collection's own runtimes with s1's, pooled or not: s1 (one
+  // program) is stated, not s3, later but with no pair.
+  EXPECT_EQ(manifest().at("noise").at("cross_session").at("session"), "s1");
+  EXPECT_DOUBLE_EQ(manifest().at("noise").at("cross_session_tau").get<double>(), 1.0);
+  o.pool_sessions.clear();  // the collection's own: s1
+  collect(o);
+  EXPECT_EQ(runtimes()[1], mean(2000, 3000 / 2.2));
+  o.pool_sessions = "all";  // s1 and s3, not s2 (another CPU): schedule 3 is left out
+  const CollectSummary all = collect(o);
+  EXPECT_EQ(all.pooled_sessions, (std::vector<std::string>{"s1", "s3"}));
+  EXPECT_EQ(all.left_out_failed_check, 1);
+  EXPECT_EQ(runtimes().size(), 3u);
+  o.pool_sessions = "none";
+  collect(o);
+  EXPECT_EQ(runtimes(), (std::vector<int64_t>{1000, 2000, 3000, 4000}));
+  EXPECT_EQ(manifest().at("protocol").at("pooled_sessions"), nlohmann::json::array());
+  o.pool_sessions = "s1,nosuch";
+  EXPECT_THROW(collect(o), InputError);
+  o.pool_sessions = "s2";
+  EXPECT_THROW(collect(o), InputError);
   std::filesystem::remove_all(dir);
 }
 
