@@ -86,7 +86,7 @@ CrossSession cross_session_noise(const ResultLog& log, const std::string& data_c
   // its cost.
   std::vector<std::pair<double, double>> busy;
   int64_t measured = 0;
-  const std::string prefix = "session|" + c.session + "|";
+  const std::string prefix = session_key(c.session, "");
   for (const auto& rec : log.records()) {
     if (rec.value("pass", 1) != 4 || rec.value("session", "") != c.session) continue;
     ++measured;
@@ -676,7 +676,7 @@ CollectSummary collect(const CollectOptions& o) {
       for (size_t i = 0; i < std::min<size_t>(done.size(), static_cast<size_t>(o.cross_session));
            ++i) {
         const auto& rec = log.records()[done[i]];
-        const std::string key = "session|" + session + "|" + rec.at("key").get<std::string>();
+        const std::string key = session_key(session, rec.at("key").get<std::string>());
         again.push_back(
             with_forks({&p, schedule_from_json(rec.at("schedule")), key, 4, nullptr, session, {}},
                        key, 1, o.forks));

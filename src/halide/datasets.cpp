@@ -31,6 +31,10 @@ std::string repeat_key(const std::string& key, int k) {
   return "repeat|" + std::to_string(k) + "|" + key;
 }
 
+std::string session_key(const std::string& session, const std::string& key) {
+  return "session|" + session + "|" + key;
+}
+
 std::vector<const nlohmann::json*> passes_of(const ResultLog& log, const nlohmann::json& record) {
   std::vector<const nlohmann::json*> out{&record};
   const std::string key = record.at("key").get<std::string>();
@@ -91,11 +95,6 @@ bool any_pass_failed_check(const ResultLog& log, const nlohmann::json& record) {
   return std::any_of(passes.begin(), passes.end(), [](const auto* r) { return failed_check(*r); });
 }
 
-const nlohmann::json* session_record(const ResultLog& log, const std::string& session,
-                                     const std::string& key) {
-  return log.find("session|" + session + "|" + key);
-}
-
 namespace {
 
 double median_of(std::vector<double> v) {
@@ -121,7 +120,7 @@ Measured measured_configs(const ResultLog& log, const std::vector<size_t>& posit
     bool unsound = any_pass_failed_check(log, rec);
     std::vector<double> in_sessions;
     for (const std::string& session : pooled_sessions) {
-      const nlohmann::json* again = session_record(log, session, key);
+      const nlohmann::json* again = log.find(session_key(session, key));
       unsound = unsound || (again != nullptr && any_pass_failed_check(log, *again));
       in_sessions.push_back(again == nullptr ? 0 : runtime_of_passes(log, *again, on, statistic));
     }

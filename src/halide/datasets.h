@@ -33,6 +33,9 @@ struct Measured {
 // The key of measurement number k (k >= 2) of the same schedule as `key` (collect --passes):
 // "repeat|k|KEY", pass 5.
 std::string repeat_key(const std::string& key, int k);
+// The key of later session `session`'s measurement of the same schedule as `key` (collect
+// --cross-session): "session|ID|KEY", pass 4; its repeats are repeat_key's of it.
+std::string session_key(const std::string& session, const std::string& key);
 // Which measurements a dataset takes: those taken under one Halide target (another target
 // compiles other code) on one CPU (the project's machines of one kind are not all one CPU, the
 // target string does not tell them apart, and two CPUs rank schedules differently). An empty
@@ -77,10 +80,6 @@ Measured measured_configs(const ResultLog& log, const std::vector<size_t>& posit
                           const ProgramInfo& p, const MeasuredOn& on = {},
                           RunStatistic statistic = RunStatistic::best_run,
                           const std::vector<std::string>& pooled_sessions = {});
-// The record of `session`'s measurement of the schedule whose first measurement has `key`
-// (collect --cross-session: "session|ID|KEY"), or null.
-const nlohmann::json* session_record(const ResultLog& log, const std::string& session,
-                                     const std::string& key);
 
 // The syntax trees of `schedules` (lower_ast), one configuration each, in order, with the
 // stage encodings and runtimes of `layout`, their layout graph (layout_graph of the same
