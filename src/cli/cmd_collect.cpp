@@ -138,6 +138,17 @@ void register_collect(CLI::App& app) {
                   "until they do (up to three rounds)")
       ->capture_default_str()
       ->check(CLI::Range(0, 100000));
+  cmd->add_option("--neighbours", o->neighbours,
+                  "Then measure N schedules per program one decision away from its fastest "
+                  "(recorded with \"origin\": \"neighbour\"; a rerun measures what a program "
+                  "lacks of N)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 100000));
+  cmd->add_option("--neighbour-parents", o->neighbour_parents,
+                  "--neighbours: how many of each program's fastest schedules (not neighbours "
+                  "themselves) the neighbours are drawn around, in turn")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
   cmd->add_flag("--check", o->check,
                 "Compare every measured schedule's outputs with the default schedule's; a "
                 "difference is a recorded failure");
@@ -181,6 +192,8 @@ void register_collect(CLI::App& app) {
                  s.short_of.empty() ? std::string("every program's datasets hold that many")
                                     : fmt::format("still short: {}", fmt::join(s.short_of, ", ")));
     }
+    if (o->neighbours > 0)
+      fmt::print("--neighbours {}: {} more schedules tried\n", o->neighbours, s.neighbours_tried);
     const std::string cpu = halide::data_cpu(o->out);
     if (s.left_out_other_cpu > 0)
       fmt::print("left out of the datasets: {} schedules never measured on the data's CPU ({})\n",

@@ -63,15 +63,19 @@ Dataset::Dataset(std::string root, DatasetOptions options)
   }
 }
 
+uint64_t name_seed(uint64_t seed, const std::string& name) {
+  uint64_t h = seed ^ 1469598103934665603ull;
+  for (unsigned char ch : name) h = (h ^ ch) * 1099511628211ull;
+  return h;
+}
+
 Graph Dataset::load(const std::string& file, int64_t* merged) const {
   Graph g = load_graph(file, options_.load);
   const int64_t m = options_.merge_duplicates ? merge_duplicate_configs(g) : 0;
   if (merged != nullptr) *merged = m;
   if (options_.max_configs_per_graph > 0) {
     // A per-file seed, so that each graph draws its own sample whatever the iteration order.
-    uint64_t seed = options_.seed ^ 1469598103934665603ull;  // FNV-1a of the name: stable
-    for (unsigned char ch : g.name) seed = (seed ^ ch) * 1099511628211ull;
-    g = subsample_configs(g, options_.max_configs_per_graph, seed);
+    g = subsample_configs(g, options_.max_configs_per_graph, name_seed(options_.seed, g.name));
   }
   return g;
 }

@@ -17,6 +17,9 @@
 namespace tcost {
 
 enum class Split { kTrain, kValid, kTest };
+// A seed of its own for `name` (a graph, a program): FNV-1a of the name's bytes, started from
+// `seed` mixed with the FNV offset basis. The same on every platform and in every order.
+uint64_t name_seed(uint64_t seed, const std::string& name);
 const char* split_name(Split s);
 Split parse_split(const std::string& name);  // UsageError for an unknown name
 

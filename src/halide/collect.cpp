@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "core/dataset.h"
 #include "core/error.h"
 #include "core/metrics.h"
 #include "core/progress.h"
@@ -341,6 +342,46 @@ std::vector<Schedule> untried_samples(const Program& p, const std::set<std::stri
   return out;
 }
 
+// The neighbours of `p` (CollectOptions::neighbours) that `log` lacks: up to `count` minus
+// those on record ("origin": "neighbour", measured or failed) untried schedules, each
+// tweak_schedule of one of the `parents` fastest schedules of the program's datasets that are not
+// neighbours themselves, the parents taken in turn. Seeded by `seed` and the program's name, so
+// that a rerun draws the same ones while the parents' runtimes stand.
+std::vector<Schedule> untried_neighbours(const ResultLog& log, const Program& p,
+                                         const MeasuredOn& on, RunStatistic statistic,
+                                         int64_t count, int parents, uint64_t seed) {
+  std::set<std::string> tried;
+  std::vector<size_t> sampled;  // successful first measurements that are not neighbours
+  const auto& records = log.records();
+  for (size_t i = 0; i < records.size(); ++i) {
+    const auto& rec = records[i];
+    if (rec.value("pass", 1) != 1 || rec.value("instance", "") != p.name()) continue;
+    tried.insert(rec.value("key", ""));
+    if (rec.value("origin", "") == "neighbour") {
+      --count;
+    } else if (rec.value("ok", false)) {
+      sampled.push_back(i);
+    }
+  }
+  std::vector<Schedule> out;
+  if (count <= 0) return out;
+  const Measured m = measured_configs(log, sampled, p.info(), on, statistic);
+  std::vector<size_t> order(m.schedules.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return m.runtime_ns[a] < m.runtime_ns[b]; });
+  order.resize(std::min(order.size(), static_cast<size_t>(std::max(parents, 0))));
+  if (order.empty()) return out;
+  std::mt19937_64 rng(name_seed(seed, p.name()));
+  for (int64_t attempt = 0; static_cast<int64_t>(out.size()) < count && attempt < 50 * count;
+       ++attempt) {
+    const Schedule& parent = m.schedules[order[static_cast<size_t>(attempt) % order.size()]];
+    std::optional<Schedule> child = tweak_schedule(p.info(), parent, rng);
+    if (child && tried.insert(measurement_key(p, *child)).second) out.push_back(std::move(*child));
+  }
+  return out;
+}
+
 // The later sessions the datasets pool (CollectOptions::pool_sessions): those named, every one
 // on the data's CPU ("all"), none ("none"), or the collection's own ("": its manifest's). A name
 // must be a session on record measured on the data's CPU (pooling another CPU's runtimes would
@@ -393,6 +434,12 @@ CollectSummary collect(const CollectOptions& o) {
     throw UsageError("--schedules-from names the --out collection itself (use --recorded)");
   if (o.configs_per_graph < 1) throw UsageError("--configs-per-graph must be at least 1");
   if (o.at_least < 0) throw UsageError("--at-least must not be negative");
+  if (o.neighbours < 0 || o.neighbour_parents < 1)
+    throw UsageError("--neighbours must not be negative, --neighbour-parents at least 1");
+  if (o.neighbours > 0 && o.cross_session > 0)
+    throw UsageError(
+        "--neighbours measures new schedules: not with --cross-session, which measures only "
+        "what is on record");
   if (o.at_least > 0 && (o.recorded || o.cross_session > 0))
     throw UsageError(
         "--at-least samples new schedules: not with --recorded or --cross-session, which measure "
@@ -614,6 +661,38 @@ CollectSummary collect(const CollectOptions& o) {
     }
     for (const auto& [p, have] : short_programs())
       summary.short_of.push_back(fmt::format("{} ({})", p->name(), have));
+  }
+  // --neighbours N: schedules one decision away from each program's fastest, the ones on
+  // record included, so that those get this run's passes too.
+  if (o.measure && o.neighbours > 0 && o.cross_session == 0 && !out_of_time) {
+    std::vector<MeasureJob> jobs, fresh;
+    for (const auto& p : programs) {
+      for (auto& s : untried_neighbours(log, p, MeasuredOn{target_of(&p), cpu}, statistic,
+                                        o.neighbours, o.neighbour_parents, o.seed)) {
+        const std::string key = measurement_key(p, s);
+        MeasureJob j = with_forks({&p, std::move(s), key, 1, nullptr, "", {}}, key, 1, o.forks);
+        j.origin = "neighbour";
+        fresh.push_back(std::move(j));
+      }
+    }
+    for (const auto& rec : log.records()) {
+      if (rec.value("pass", 1) != 1 || rec.value("origin", "") != "neighbour") continue;
+      const auto p = std::find_if(programs.begin(), programs.end(), [&](const Program& q) {
+        return q.name() == rec.value("instance", "");
+      });
+      if (p != programs.end())
+        jobs.push_back({&*p,
+                        schedule_from_json(rec.at("schedule")),
+                        rec.at("key").get<std::string>(),
+                        1,
+                        nullptr,
+                        "",
+                        {}});
+    }
+    summary.neighbours_tried = static_cast<int64_t>(fresh.size());
+    run("neighbours", fresh);
+    jobs.insert(jobs.end(), fresh.begin(), fresh.end());
+    repeat(jobs);
   }
   const auto measured = first_pass_by_program(log);
   // Second pass (--remeasure): time a seeded sample of the measured schedules again; the tau

@@ -106,6 +106,15 @@ struct CollectOptions {
   // --schedules-from one has tried, measured as the others (passes, check), in up to three rounds
   // sized by the share of the program's tries that reached its datasets. 0: no top-up.
   int at_least = 0;
+  // --neighbours N: then, for every chosen program, N schedules one decision away
+  // (tweak_schedule) from the `neighbour_parents` fastest of the schedules on record that are
+  // not themselves neighbours, measured as the others (passes, check) and recorded with
+  // "origin": "neighbour". The sample covers the space; these fill in its fast region, where
+  // a first pick is decided by schedules less than 2x apart. Counted per program: a rerun
+  // measures only what the program lacks of N. With --recorded, no sample is drawn: the
+  // neighbours of the schedules on record are the only new ones. 0: none.
+  int neighbours = 0;
+  int neighbour_parents = 4;
 };
 
 // The programs (indices into `costs`) of shard `index` of `count`: programs in decreasing
@@ -131,6 +140,7 @@ struct CollectSummary {
   std::vector<std::string> pooled_sessions;  // the sessions the datasets pooled (pool_sessions)
   int64_t pooled_schedules = 0;              // schedules whose runtime pools a later session's
   int64_t topped_up = 0;                     // new schedules tried for --at-least
+  int64_t neighbours_tried = 0;              // new schedules tried for --neighbours
   std::vector<std::string> short_of;         // "NAME (HAVE)" still under --at-least (time, space)
 };
 

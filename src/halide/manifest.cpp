@@ -154,6 +154,7 @@ void write_manifest(const CollectOptions& o, const MeasureOptions& mo, const Res
                     const CollectSummary& summary, RunStatistic statistic) {
   nlohmann::json counts;
   int64_t failed_timeout = 0, failed_crash = 0, failed_other = 0, first_pass = 0;
+  int64_t neighbours_tried = 0, neighbours_kept = 0;  // collect --neighbours
   std::map<std::string, int64_t> ok_by_program, tried_by_program;
   // Schedules by how many successful measurements they have under this run's target on the
   // data's CPU (collect --passes, --recorded): the datasets take the best of those, and leave
@@ -168,11 +169,16 @@ void write_manifest(const CollectOptions& o, const MeasureOptions& mo, const Res
     if (rec.value("pass", 1) != 1) continue;
     ++first_pass;
     ++tried_by_program[rec.value("instance", "")];
+    const bool neighbour = rec.value("origin", "") == "neighbour";
+    neighbours_tried += neighbour ? 1 : 0;
     if (rec.value("ok", false)) {
       const int ok = passes_under(log, rec, MeasuredOn{target, cpu}, /*ok_only=*/true);
       ++by_passes[std::to_string(ok)];
       // the configurations the datasets hold: none that a pass found unsound
-      if (ok > 0 && !any_pass_failed_check(log, rec)) ++ok_by_program[rec.value("instance", "")];
+      if (ok > 0 && !any_pass_failed_check(log, rec)) {
+        ++ok_by_program[rec.value("instance", "")];
+        neighbours_kept += neighbour ? 1 : 0;
+      }
       continue;
     }
     const std::string kind = failure_kind(rec.value("error", ""));
@@ -202,6 +208,7 @@ void write_manifest(const CollectOptions& o, const MeasureOptions& mo, const Res
   counts["left_out_not_on_data_cpu"] = summary.left_out_other_cpu;
   counts["left_out_failed_check"] = summary.left_out_failed_check;
   counts["schedules_pooled_with_later_sessions"] = summary.pooled_schedules;
+  counts["neighbour_schedules"] = {{"tried", neighbours_tried}, {"in_datasets", neighbours_kept}};
   int64_t tried_min = -1, tried_max = 0;  // the default and the samples, failures included
   for (const auto& [name, n] : tried_by_program) {
     tried_min = tried_min < 0 ? n : std::min(tried_min, n);
@@ -256,6 +263,8 @@ void write_manifest(const CollectOptions& o, const MeasureOptions& mo, const Res
     m["protocol"]["shard"] = fmt::format("{}/{}", o.shard_index, o.shard_count);
   if (!o.schedules_from.empty()) m["protocol"]["schedules_from"] = o.schedules_from;
   if (o.at_least > 0) m["protocol"]["at_least_per_program"] = o.at_least;
+  if (o.neighbours > 0)
+    m["protocol"]["neighbours"] = {{"per_program", o.neighbours}, {"parents", o.neighbour_parents}};
   const nlohmann::json run_protocol = m["protocol"];  // this run's, whatever is kept below
   const NoiseCeiling n = noise_ceiling(log, statistic);
   m["noise_ceiling"] = {

@@ -49,6 +49,7 @@ nlohmann::json measurement_record(const MeasureJob& j, int threads, bool every_r
   if (j.reference != nullptr) rec["checked"] = true;
   if (j.reference != nullptr && every_run) rec["checked_every_run"] = true;
   if (!j.session.empty()) rec["session"] = j.session;
+  if (!j.origin.empty()) rec["origin"] = j.origin;
   if (!boot_id().empty()) rec["boot"] = boot_id();
   if (j.bounds_checked) rec["bounds_checked"] = true;
   if (r.ok)

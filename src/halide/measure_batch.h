@@ -33,6 +33,8 @@ struct MeasureJob {
   // schedule reading or writing outside a buffer. Its times are not a measurement of the code
   // measured elsewhere; its record says "bounds_checked": true.
   bool bounds_checked = false;
+  // Why the schedule was chosen, when not as a sample: "neighbour" (collect --neighbours).
+  std::string origin = "";
 };
 
 // The log key of a schedule of a program (a first-pass measurement).

@@ -1444,6 +1444,100 @@ TEST(Collect, ALongerTimeoutRetriesWhatTimedOutSooner) {
 // schedules of its seeded sample, skipping those tried here or by the --schedules-from
 // collection (a failure there is not tried again), measured with the run's passes; a second run
 // finds every program full and measures nothing.
+// --neighbours: schedules one decision away from the fastest sampled ones, counted per program
+// (a rerun measures only what is lacking), marked in their records, measured with the passes.
+TEST(Collect, NeighboursAreDrawnAroundTheFastestSchedules) {
+  const auto dir = fresh_dir("neighbours");
+  CollectOptions o = small_collection(dir, 6);
+  o.max_run_seconds = 0.05;
+  o.neighbours = 3;
+  o.neighbour_parents = 2;
+  const CollectSummary s = collect(o);
+  EXPECT_EQ(s.neighbours_tried, 3);
+  const auto first_records = [&] {
+    std::vector<nlohmann::json> sampled, neighbours;
+    const ResultLog log((dir / "measurements.jsonl").string());
+    for (const auto& r : log.records()) {
+      if (r.value("pass", 1) != 1) continue;
+      (r.value("origin", "") == "neighbour" ? neighbours : sampled).push_back(r);
+    }
+    return std::make_pair(sampled, neighbours);
+  };
+  auto [sampled, neighbours] = first_records();
+  ASSERT_EQ(sampled.size(), 7u);  // the default and 6 samples
+  ASSERT_EQ(neighbours.size(), 3u);
+  // The parents: the two fastest samples. Each neighbour is new and one decision from one of
+  // them (a tile step moves up to four fields of the stage).
+  std::sort(sampled.begin(), sampled.end(), [](const auto& a, const auto& b) {
+    return a.at("best_ns").template get<double>() < b.at("best_ns").template get<double>();
+  });
+  std::set<std::string> keys;
+  for (const auto& r : sampled) keys.insert(r.at("key").get<std::string>());
+  for (const auto& n : neighbours) {
+    EXPECT_TRUE(keys.insert(n.at("key").get<std::string>()).second) << n.at("key");
+    int fewest = 1000;
+    for (size_t i = 0; i < 2; ++i) {
+      const auto &a = sampled[i].at("schedule"), &b = n.at("schedule");
+      ASSERT_EQ(a.size(), b.size());
+      int differ = 0;
+      for (size_t st = 0; st < a.size(); ++st) {
+        for (size_t f = 0; f < std::max(a[st].size(), b[st].size()); ++f) {
+          const int x = f < a[st].size() ? a[st][f].get<int>() : -1;
+          const int y = f < b[st].size() ? b[st][f].get<int>() : -1;
+          differ += x != y ? 1 : 0;
+        }
+      }
+      fewest = std::min(fewest, differ);
+    }
+    EXPECT_GE(fewest, 1);
+    EXPECT_LE(fewest, 4) << n.at("key");
+  }
+  {
+    std::ifstream in(dir / "manifest.json");
+    const auto m = nlohmann::json::parse(in);
+    EXPECT_EQ(m.at("protocol").at("neighbours").at("per_program"), 3);
+    EXPECT_EQ(m.at("counts").at("neighbour_schedules").at("tried"), 3);
+  }
+  const Graph g = load_graph((dir / "layout/train/matmul_192.npz").string());
+  const auto ok = [](const std::vector<nlohmann::json>& rs) {
+    return std::count_if(rs.begin(), rs.end(), [](const auto& r) { return r.value("ok", false); });
+  };
+  EXPECT_EQ(g.num_configs, ok(sampled) + ok(neighbours));
+  // Rerun: nothing lacking. Five asked: two more. Two passes: every neighbour gets its second.
+  const CollectSummary again = collect(o);
+  EXPECT_EQ(again.measured + again.failed, 0);
+  o.neighbours = 5;
+  o.passes = 2;
+  const CollectSummary more = collect(o);
+  EXPECT_EQ(more.neighbours_tried, 2);
+  neighbours = first_records().second;
+  ASSERT_EQ(neighbours.size(), 5u);
+  const ResultLog log((dir / "measurements.jsonl").string());
+  for (const auto& n : neighbours) {
+    if (n.value("ok", false)) {
+      EXPECT_EQ(passes_of(log, n).size(), 2u) << n.at("key");
+    }
+  }
+
+  // --recorded: no sample drawn, only the neighbours (here: 2 more of a larger sample's).
+  CollectOptions recorded = o;
+  recorded.configs_per_graph = 50;
+  recorded.recorded = true;
+  recorded.neighbours = 7;
+  const CollectSummary only = collect(recorded);
+  EXPECT_EQ(only.neighbours_tried, 2);
+  EXPECT_EQ(only.measured + only.failed, 4);  // two new, each with its second pass
+  EXPECT_EQ(first_records().first.size(), 7u);
+
+  CollectOptions bad = o;
+  bad.neighbours = -1;
+  EXPECT_THROW(collect(bad), UsageError);
+  bad.neighbours = 3;
+  bad.cross_session = 5;
+  EXPECT_THROW(collect(bad), UsageError);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Collect, AtLeastSamplesMoreSchedulesUntilEveryProgramHasEnough) {
   const auto from = fresh_dir("at_least_a"), dir = fresh_dir("at_least_b");
   collect(small_collection(from, 3));
