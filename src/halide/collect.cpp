@@ -345,26 +345,25 @@ std::vector<Schedule> untried_samples(const Program& p, const std::set<std::stri
 // The neighbours of `p` (CollectOptions::neighbours) that `log` lacks: up to `count` minus
 // those on record ("origin": "neighbour", measured or failed) untried schedules, each
 // tweak_schedule of one of the `parents` fastest schedules of the program's datasets that are not
-// neighbours themselves, the parents taken in turn. Seeded by `seed` and the program's name, so
-// that a rerun draws the same ones while the parents' runtimes stand.
+// neighbours themselves, the parents taken in turn. `tried` holds the program's first
+// measurements' keys (tried_keys), `ok_first` their successful ones' positions
+// (first_pass_by_program). Seeded by `seed` and the program's name, so that a rerun draws the
+// same ones while the parents' runtimes stand.
 std::vector<Schedule> untried_neighbours(const ResultLog& log, const Program& p,
-                                         const MeasuredOn& on, RunStatistic statistic,
-                                         int64_t count, int parents, uint64_t seed) {
-  std::set<std::string> tried;
-  std::vector<size_t> sampled;  // successful first measurements that are not neighbours
-  const auto& records = log.records();
-  for (size_t i = 0; i < records.size(); ++i) {
-    const auto& rec = records[i];
-    if (rec.value("pass", 1) != 1 || rec.value("instance", "") != p.name()) continue;
-    tried.insert(rec.value("key", ""));
-    if (rec.value("origin", "") == "neighbour") {
-      --count;
-    } else if (rec.value("ok", false)) {
-      sampled.push_back(i);
-    }
-  }
+                                         std::set<std::string> tried,
+                                         const std::vector<size_t>& ok_first, const MeasuredOn& on,
+                                         RunStatistic statistic, int64_t count, int parents,
+                                         uint64_t seed) {
+  const auto neighbour = [](const nlohmann::json& rec) {
+    return rec.value("origin", "") == "neighbour";
+  };
+  for (const auto& key : tried) count -= neighbour(*log.find(key)) ? 1 : 0;
   std::vector<Schedule> out;
   if (count <= 0) return out;
+  std::vector<size_t> sampled;  // successful first measurements that are not neighbours
+  for (size_t i : ok_first) {
+    if (!neighbour(log.records()[i])) sampled.push_back(i);
+  }
   const Measured m = measured_configs(log, sampled, p.info(), on, statistic);
   std::vector<size_t> order(m.schedules.size());
   std::iota(order.begin(), order.end(), 0);
@@ -662,37 +661,31 @@ CollectSummary collect(const CollectOptions& o) {
     for (const auto& [p, have] : short_programs())
       summary.short_of.push_back(fmt::format("{} ({})", p->name(), have));
   }
-  // --neighbours N: schedules one decision away from each program's fastest, the ones on
-  // record included, so that those get this run's passes too.
+  // --neighbours N: schedules one decision away from each program's fastest; then this run's
+  // passes for every neighbour on record, the ones measured before included.
   if (o.measure && o.neighbours > 0 && o.cross_session == 0 && !out_of_time) {
-    std::vector<MeasureJob> jobs, fresh;
+    auto tried = tried_keys(log);
+    const auto ok_first = first_pass_by_program(log);
+    std::vector<MeasureJob> fresh;
     for (const auto& p : programs) {
-      for (auto& s : untried_neighbours(log, p, MeasuredOn{target_of(&p), cpu}, statistic,
-                                        o.neighbours, o.neighbour_parents, o.seed)) {
+      const auto it = ok_first.find(p.name());
+      for (auto& s : untried_neighbours(log, p, tried[p.name()],
+                                        it == ok_first.end() ? std::vector<size_t>{} : it->second,
+                                        MeasuredOn{target_of(&p), cpu}, statistic, o.neighbours,
+                                        o.neighbour_parents, o.seed)) {
         const std::string key = measurement_key(p, s);
         MeasureJob j = with_forks({&p, std::move(s), key, 1, nullptr, "", {}}, key, 1, o.forks);
         j.origin = "neighbour";
         fresh.push_back(std::move(j));
       }
     }
-    for (const auto& rec : log.records()) {
-      if (rec.value("pass", 1) != 1 || rec.value("origin", "") != "neighbour") continue;
-      const auto p = std::find_if(programs.begin(), programs.end(), [&](const Program& q) {
-        return q.name() == rec.value("instance", "");
-      });
-      if (p != programs.end())
-        jobs.push_back({&*p,
-                        schedule_from_json(rec.at("schedule")),
-                        rec.at("key").get<std::string>(),
-                        1,
-                        nullptr,
-                        "",
-                        {}});
-    }
     summary.neighbours_tried = static_cast<int64_t>(fresh.size());
     run("neighbours", fresh);
-    jobs.insert(jobs.end(), fresh.begin(), fresh.end());
-    repeat(jobs);
+    std::vector<MeasureJob> neighbours;
+    for (auto& j : on_record_jobs({})) {
+      if (log.find(j.key)->value("origin", "") == "neighbour") neighbours.push_back(std::move(j));
+    }
+    repeat(neighbours);
   }
   const auto measured = first_pass_by_program(log);
   // Second pass (--remeasure): time a seeded sample of the measured schedules again; the tau

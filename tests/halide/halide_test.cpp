@@ -1440,10 +1440,6 @@ TEST(Collect, ALongerTimeoutRetriesWhatTimedOutSooner) {
   std::filesystem::remove_all(dir);
 }
 
-// --at-least N tops up a program whose datasets hold fewer than N schedules with the next
-// schedules of its seeded sample, skipping those tried here or by the --schedules-from
-// collection (a failure there is not tried again), measured with the run's passes; a second run
-// finds every program full and measures nothing.
 // --neighbours: schedules one decision away from the fastest sampled ones, counted per program
 // (a rerun measures only what is lacking), marked in their records, measured with the passes.
 TEST(Collect, NeighboursAreDrawnAroundTheFastestSchedules) {
@@ -1538,6 +1534,10 @@ TEST(Collect, NeighboursAreDrawnAroundTheFastestSchedules) {
   std::filesystem::remove_all(dir);
 }
 
+// --at-least N tops up a program whose datasets hold fewer than N schedules with the next
+// schedules of its seeded sample, skipping those tried here or by the --schedules-from
+// collection (a failure there is not tried again), measured with the run's passes; a second run
+// finds every program full and measures nothing.
 TEST(Collect, AtLeastSamplesMoreSchedulesUntilEveryProgramHasEnough) {
   const auto from = fresh_dir("at_least_a"), dir = fresh_dir("at_least_b");
   collect(small_collection(from, 3));
